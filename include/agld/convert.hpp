@@ -1,0 +1,62 @@
+// Converting LIBSVM text into stores: the service behind `agld convert`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agld/file.hpp"
+#include "agld/status.hpp"
+#include "agld/store.hpp"
+
+namespace agld {
+
+struct ConvertOptions {
+  std::vector<std::string> inputs;  // "-" is stdin
+  std::string output;
+  std::string compression = "zstd";  // "zstd", "zstd:LEVEL" or "none"
+  uint64_t chunk_rows = 65536;       // a chunk closes at this many rows ...
+  uint64_t chunk_bytes = 1 << 20;    // ... or this many raw bytes, whichever comes first
+  int threads = 0;                   // 0: all cores
+  std::string index_base = "auto";   // "auto", "0" or "1"
+  std::optional<uint64_t> features;  // fixes d
+  std::string task = "auto";         // "auto", "binary" or "regression"
+  bool shuffle = false;
+  uint64_t seed = 0;
+  uint64_t memory = uint64_t{1} << 30;  // bound on memory for --shuffle
+  std::string temp_dir;                 // for shuffle runs; default: the output's directory
+  double test_fraction = 0;
+  std::string test_output;
+  bool skip_bad_lines = false;
+  bool delta = true;  // delta-code indices before zstd
+};
+
+struct ConvertProgress {
+  uint64_t source_bytes = 0;        // bytes of the input files consumed
+  std::optional<uint64_t> source_total;  // their total size, when known
+  uint64_t text_bytes = 0;          // decompressed text bytes parsed
+  uint64_t rows = 0;
+  double seconds = 0;
+  const char* phase = "parse";      // "parse", then "shuffle" while the shuffle drains
+};
+
+struct ConvertReport {
+  uint64_t rows = 0, test_rows = 0, nnz = 0, features = 0;
+  uint64_t skipped_lines = 0;
+  std::vector<std::string> skipped_examples;  // the first few skipped lines, with reasons
+  std::vector<std::string> notes;             // e.g. "qid tokens ignored (first at f:12)"
+  LabelKind label_kind = LabelKind::kReal;
+  int index_base = 1;
+  uint64_t text_bytes = 0, source_bytes = 0, output_bytes = 0;
+  uint64_t shuffle_runs = 0;  // sorted runs spilled to disk by --shuffle
+  double seconds = 0;
+};
+
+using ConvertProgressFn = std::function<void(const ConvertProgress&)>;
+
+Status convert(const ConvertOptions& opt, ConvertReport* report,
+               const ConvertProgressFn& progress = {}, FileSystem& fs = FileSystem::local());
+
+}  // namespace agld

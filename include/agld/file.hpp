@@ -1,0 +1,53 @@
+// The file-access interface. All store I/O goes through it, so that tests can inject
+// faults (flipped bytes, short files, full disks) and the memory budget has one place to
+// live. The default implementation memory-maps files for reading (Boost.Iostreams) and
+// writes through an unnamed temporary file that is linked into place on commit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "agld/status.hpp"
+
+namespace agld {
+
+using ByteSpan = std::span<const std::byte>;
+
+// A read-only file whose bytes can be viewed in place.
+class ReadableFile {
+ public:
+  virtual ~ReadableFile() = default;
+  virtual const std::string& path() const = 0;
+  virtual uint64_t size() const = 0;
+  // Views n bytes at offset. The view stays valid while the file is open. Fails, rather
+  // than touching memory outside the file, when [offset, offset + n) is not in the file.
+  virtual Status view(uint64_t offset, size_t n, ByteSpan* out) const = 0;
+  // A hint that [offset, offset + n) will not be needed soon (page cache may drop it).
+  virtual void drop_cache(uint64_t offset, size_t n) const { (void)offset, (void)n; }
+};
+
+// A file being written. Nothing appears at its path until commit() succeeds; destroying
+// it uncommitted discards everything written, leaving no file behind.
+class WritableFile {
+ public:
+  virtual ~WritableFile() = default;
+  virtual const std::string& path() const = 0;
+  virtual Status append(ByteSpan data) = 0;
+  virtual uint64_t size() const = 0;
+  // Flushes, syncs, and atomically replaces whatever is at path() by this file.
+  virtual Status commit() = 0;
+};
+
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+  virtual Status open_readable(const std::string& path, std::unique_ptr<ReadableFile>* out) = 0;
+  virtual Status create_atomic(const std::string& path, std::unique_ptr<WritableFile>* out) = 0;
+  // The process-wide default: mmap for reading, O_TMPFILE + link for writing.
+  static FileSystem& local();
+};
+
+}  // namespace agld

@@ -1,0 +1,189 @@
+// The agld store: a memory-mapped, chunked, zstd-compressed, checksummed file of sparse
+// labelled rows. docs/format.md is the byte-level contract this header implements.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agld/file.hpp"
+#include "agld/sparse.hpp"
+#include "agld/status.hpp"
+
+namespace agld {
+
+inline constexpr uint32_t kFormatVersion = 1;
+
+// Persistent values: never renumber.
+enum class Codec : uint8_t { kNone = 0, kZstd = 1 };
+inline constexpr uint8_t kChunkValues = 1;  // the value array is present
+inline constexpr uint8_t kChunkDelta = 2;   // indices delta-coded within each row
+
+struct ChunkInfo {
+  uint64_t offset = 0;
+  uint64_t first_row = 0;
+  uint32_t stored_size = 0;
+  uint32_t raw_size = 0;
+  uint32_t row_count = 0;
+  uint32_t nnz = 0;
+  uint32_t crc = 0;
+  Codec codec = Codec::kNone;
+  uint8_t flags = 0;
+};
+
+enum class LabelKind { kBinary, kReal };
+
+struct SourceInfo {
+  std::string name;
+  std::optional<uint64_t> size;  // absent for stdin
+  std::optional<int64_t> mtime;  // seconds since the epoch
+};
+
+// The conversion options that shape a store's content, recorded in it.
+struct StoreOptions {
+  std::string compression = "zstd";
+  int level = 3;
+  uint64_t chunk_rows = 0;
+  uint64_t chunk_bytes = 0;
+  std::string index_base = "auto";
+  std::optional<uint64_t> features;
+  std::string task = "auto";
+  bool shuffle = false;
+  uint64_t seed = 0;
+  double test_fraction = 0;
+  std::string part = "all";  // "all", "train" or "test"
+  bool skip_bad_lines = false;
+};
+
+struct StoreMeta {
+  uint64_t rows = 0;
+  uint64_t features = 0;
+  uint64_t nnz = 0;
+  LabelKind label_kind = LabelKind::kReal;
+  double label_positive = 1;                                // binary: raw label that is +1
+  std::vector<std::pair<double, uint64_t>> label_counts;    // binary: raw label, count
+  double label_min = 0, label_max = 0, label_mean = 0;      // real
+  double row_sq_norm_max = 0, row_sq_norm_sum = 0;
+  uint64_t empty_rows = 0;
+  int index_base = 1;
+  std::vector<SourceInfo> sources;
+  StoreOptions options;
+  uint64_t skipped_lines = 0;
+  std::string created_by;
+};
+
+// One decoded chunk: CSR rows with global row numbers first_row() ... Reused across reads.
+class DecodedChunk {
+ public:
+  uint64_t first_row() const { return first_row_; }
+  uint32_t row_count() const { return row_count_; }
+  uint64_t nnz() const { return nnz_; }
+  std::span<const double> labels() const { return {labels_, row_count_}; }
+  std::span<const uint32_t> offsets() const { return offsets_; }  // row_count() + 1
+  std::span<const uint32_t> indices() const { return {indices_, nnz_}; }
+  // Empty when every value in the chunk is 1.
+  std::span<const float> values() const { return {values_, values_ ? nnz_ : 0}; }
+  bool has_values() const { return values_ != nullptr; }
+  std::span<const uint32_t> row_indices(uint32_t r) const {
+    return {indices_ + offsets_[r], offsets_[r + 1] - offsets_[r]};
+  }
+  // Bytes of memory this chunk holds.
+  size_t memory_bytes() const {
+    return raw_.capacity() * sizeof(uint64_t) + offsets_.capacity() * sizeof(uint32_t);
+  }
+  // Appends the chunk's rows to out (values filled with 1 when absent).
+  void append_to(SparseRows* out) const;
+
+ private:
+  friend class Store;
+  std::vector<uint64_t> raw_;  // the raw chunk (8-byte aligned)
+  std::vector<uint32_t> offsets_;
+  uint64_t first_row_ = 0;
+  uint32_t row_count_ = 0;
+  uint64_t nnz_ = 0;
+  const double* labels_ = nullptr;
+  const uint32_t* indices_ = nullptr;
+  const float* values_ = nullptr;
+};
+
+class Store {
+ public:
+  // Opens and validates a store: footer, metadata, chunk index (docs/format.md). Chunks
+  // themselves are checked when they are read.
+  static Status open(const std::string& path, std::unique_ptr<Store>* out,
+                     FileSystem& fs = FileSystem::local());
+  ~Store();
+
+  const std::string& path() const;
+  const StoreMeta& meta() const { return meta_; }
+  uint64_t file_size() const;
+  size_t chunk_count() const { return chunks_.size(); }
+  const ChunkInfo& chunk(size_t k) const { return chunks_[k]; }
+  // The chunk that holds a row (row < meta().rows).
+  size_t chunk_of_row(uint64_t row) const;
+
+  enum class Labels { kMapped, kRaw };
+  // Reads chunk k, checks its CRC, decompresses and validates it into *out. With kMapped,
+  // binary labels come out as +-1; with kRaw, as written in the source. Thread-safe.
+  Status read_chunk(size_t k, DecodedChunk* out, Labels labels = Labels::kMapped) const;
+
+  const ReadableFile& file() const { return *file_; }
+
+ private:
+  Store() = default;
+  std::unique_ptr<ReadableFile> file_;
+  StoreMeta meta_;
+  std::vector<ChunkInfo> chunks_;
+};
+
+struct ChunkCodec {
+  Codec codec = Codec::kZstd;
+  int level = 3;
+  bool delta = true;  // delta-code indices (only with zstd; `none` stores them plain)
+};
+
+// A chunk encoded for writing: its stored bytes and index entry (offset, first_row unset).
+struct EncodedChunk {
+  std::vector<std::byte> bytes;
+  ChunkInfo info;
+};
+
+// Encodes rows [r0, r1) of rows into a chunk. Thread-safe. Fails only on a codec error or
+// a chunk too large for the format's 32-bit sizes.
+Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCodec& codec,
+                    EncodedChunk* out);
+
+// Writes a store: chunks in row order, then finish() with the metadata. Nothing appears at
+// the path unless finish() succeeds.
+class StoreWriter {
+ public:
+  static Status create(const std::string& path, std::unique_ptr<StoreWriter>* out,
+                       FileSystem& fs = FileSystem::local());
+  ~StoreWriter();
+  Status add_chunk(const EncodedChunk& chunk);
+  uint64_t rows() const { return rows_; }
+  uint64_t nnz() const { return nnz_; }
+  uint64_t bytes_written() const;
+  // Writes metadata, index and footer, then commits. meta.rows and meta.nnz are filled in
+  // from the chunks written.
+  Status finish(StoreMeta meta);
+  // Writes the index and footer but does not commit: the caller commits via commit().
+  // Lets a conversion with two outputs publish both only when both are complete.
+  Status finish_uncommitted(StoreMeta meta);
+  Status commit();
+
+ private:
+  StoreWriter() = default;
+  std::unique_ptr<WritableFile> file_;
+  std::vector<ChunkInfo> chunks_;
+  uint64_t rows_ = 0;
+  uint64_t nnz_ = 0;
+  uint64_t offset_ = 0;
+  bool finished_ = false;
+};
+
+}  // namespace agld

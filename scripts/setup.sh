@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian packages agld needs. Idempotent: it asks apt only for what is missing.
+#   scripts/setup.sh          build + test dependencies
+#   scripts/setup.sh --bench  also the tools the benchmarks compare against (xgboost, hyperfine)
+set -euo pipefail
+pkgs=(cmake g++ make pkg-config
+      libboost-iostreams-dev libeigen3-dev libtbb-dev libzstd-dev
+      libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
+      zstd xz-utils bzip2 gzip)
+if [[ "${1:-}" == "--bench" ]]; then
+  pkgs+=(xgboost hyperfine linux-perf)
+fi
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if (( ${#missing[@]} )); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Builds agld and runs the default test suite (label "long" excluded; run it with: ctest --test-dir build -L long).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+ctest --test-dir build --output-on-failure -j"$(nproc)" -LE long

@@ -1,0 +1,676 @@
+// `agld convert`: LIBSVM text to stores, as a oneTBB pipeline
+//
+//   read (serial) -> parse (parallel) -> assemble (serial) -> encode (parallel) -> write (serial)
+//
+// Reading cuts the text into blocks of whole lines; parsing turns a block into rows;
+// assembling checks labels, gathers statistics, splits rows between the train and test
+// outputs and cuts them into chunks (or hands them to the shuffler); encoding compresses
+// and checksums chunks; writing appends them in order. Memory is bounded by the number of
+// blocks in flight, whatever the input's size.
+#include "agld/convert.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_pipeline.h>
+
+#include <algorithm>
+#include <cstring>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "agld/version.hpp"
+#include "convert/input.hpp"
+#include "convert/libsvm.hpp"
+#include "convert/shuffle.hpp"
+
+namespace agld {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kBlockBytes = 4 << 20;          // text per parse task
+constexpr size_t kMaxLineBytes = size_t{1} << 30;  // a longer line is an error
+
+struct Sealed {
+  int sink = 0;
+  SparseRows rows;
+  EncodedChunk encoded;
+};
+
+struct Work {
+  std::string text;
+  size_t file = 0;
+  uint64_t first_line = 1;
+  ParsedBlock parsed;
+  std::vector<Sealed> sealed;
+};
+
+bool is_binary_set(const std::vector<double>& s) {
+  auto within = [&](double a, double b) {
+    return std::all_of(s.begin(), s.end(), [&](double v) { return v == a || v == b; });
+  };
+  return within(0, 1) || within(-1, 1) || within(1, 2);
+}
+
+std::string label_text(double v) { return fmt::format("{}", v); }
+
+std::string label_set_text(std::vector<double> s) {
+  std::sort(s.begin(), s.end());
+  return fmt::format("{{{}}}", fmt::join(s, ", "));
+}
+
+// One output store: the chunk being built, its statistics, the shuffler and the writer.
+struct Sink {
+  std::string path;
+  std::string part;
+  std::unique_ptr<StoreWriter> writer;
+  std::unique_ptr<ExternalShuffler> shuffler;
+  SparseRows building;
+  uint64_t building_bytes = 0;
+  // Statistics of the rows in this output.
+  std::map<double, uint64_t> label_counts;  // only while the label set is small
+  double label_min = INFINITY, label_max = -INFINITY, label_sum = 0;
+  double sq_max = 0, sq_sum = 0;
+  uint64_t empty_rows = 0, rows = 0;
+};
+
+class Converter {
+ public:
+  Converter(const ConvertOptions& opt, ConvertReport* report, const ConvertProgressFn& progress,
+            FileSystem& fs)
+      : opt_(opt), report_(report), progress_fn_(progress), fs_(fs) {}
+
+  Status run();
+
+ private:
+  Status validate();
+  Status open_sinks();
+  Status read_block(Work* w, bool* have);
+  Status assemble(Work* w);
+  void route_rows(Work* w, int sink, const SparseRows& src, size_t r0, size_t r1);
+  void seal(Work* w, int sink);
+  Status write(Work* w);
+  Status drain_shuffler(int sink);
+  Status finish();
+  void report_progress(bool force);
+  std::string where(size_t file, uint64_t line, uint64_t col = 0) const;
+
+  const ConvertOptions& opt_;
+  ConvertReport* report_;
+  const ConvertProgressFn& progress_fn_;
+  FileSystem& fs_;
+  ChunkCodec codec_;
+  ParseOptions parse_opt_;
+  uint64_t threads_ = 1;
+
+  // Reading state (read stage only).
+  std::vector<SourceInfo> sources_;
+  size_t file_ = 0;
+  std::unique_ptr<TextInput> input_;
+  std::string carry_;
+  uint64_t next_line_ = 1;
+  bool base_resolved_ = false;
+  std::atomic<uint64_t> source_bytes_done_{0};  // of the files already finished
+  std::atomic<uint64_t> source_bytes_now_{0};
+  std::atomic<uint64_t> text_bytes_{0};
+
+  // Assembling state (assemble stage only).
+  std::vector<Sink> sinks_;
+  std::vector<double> label_set_;  // distinct labels, tracked while there are at most 3
+  bool label_set_small_ = true;
+  uint64_t global_row_ = 0;
+  uint64_t max_index_ = 0;
+  uint64_t skipped_ = 0;
+  uint64_t split_seed_ = 0;
+  bool qid_noted_ = false;
+  Clock::time_point start_ = Clock::now(), last_progress_{};
+
+  std::mutex error_mu_;
+  Status error_;
+  std::atomic<bool> failed_{false};
+  void set_error(Status s) {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    if (error_.is_ok()) error_ = std::move(s);
+    failed_ = true;
+  }
+};
+
+std::string Converter::where(size_t file, uint64_t line, uint64_t col) const {
+  std::string name = opt_.inputs[file] == "-" ? "<stdin>" : opt_.inputs[file];
+  std::string s = name + ":" + std::to_string(line);
+  if (col) s += ":" + std::to_string(col);
+  return s;
+}
+
+Status Converter::validate() {
+  if (opt_.inputs.empty()) return Status::invalid_argument("no input files");
+  if (opt_.output.empty()) return Status::invalid_argument("no output (-o STORE)");
+  const std::string& c = opt_.compression;
+  if (c == "none") {
+    codec_.codec = Codec::kNone;
+  } else if (c == "zstd" || c.rfind("zstd:", 0) == 0) {
+    codec_.codec = Codec::kZstd;
+    codec_.level = 3;
+    if (c.size() > 5) {
+      try {
+        size_t pos;
+        codec_.level = std::stoi(c.substr(5), &pos);
+        if (pos != c.size() - 5) throw std::invalid_argument("junk");
+      } catch (const std::exception&) {
+        return Status::invalid_argument("--compression: bad zstd level in '" + c + "'");
+      }
+      if (codec_.level < -7 || codec_.level > 22) {
+        return Status::invalid_argument("--compression: zstd level must be in -7..22");
+      }
+    }
+  } else {
+    return Status::invalid_argument("--compression must be zstd, zstd:LEVEL or none, not '" + c + "'");
+  }
+  codec_.delta = opt_.delta;
+  if (opt_.chunk_rows == 0 || opt_.chunk_rows > (uint64_t{1} << 31)) {
+    return Status::invalid_argument("--chunk-rows must be between 1 and 2^31");
+  }
+  if (opt_.chunk_bytes < 1024 || opt_.chunk_bytes > (uint64_t{1} << 30)) {
+    return Status::invalid_argument("--chunk-bytes must be between 1K and 1G");
+  }
+  if (opt_.index_base == "0" || opt_.index_base == "1") {
+    parse_opt_.index_base = opt_.index_base[0] - '0';
+    base_resolved_ = true;
+  } else if (opt_.index_base != "auto") {
+    return Status::invalid_argument("--index-base must be auto, 0 or 1");
+  }
+  if (opt_.features) {
+    if (*opt_.features == 0 || *opt_.features > (uint64_t{1} << 32)) {
+      return Status::invalid_argument("--features must be between 1 and 2^32");
+    }
+    parse_opt_.features = opt_.features;
+  }
+  if (opt_.task != "auto" && opt_.task != "binary" && opt_.task != "regression") {
+    return Status::invalid_argument("--task must be auto, binary or regression");
+  }
+  parse_opt_.binary_labels_only = opt_.task == "binary";
+  parse_opt_.skip_bad_lines = opt_.skip_bad_lines;
+  if (!(opt_.test_fraction >= 0 && opt_.test_fraction < 1)) {
+    return Status::invalid_argument("--test-fraction must be in [0, 1)");
+  }
+  if ((opt_.test_fraction > 0) != !opt_.test_output.empty()) {
+    return Status::invalid_argument("--test-fraction and --test-output go together");
+  }
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    return std::filesystem::weakly_canonical(a, ec) == std::filesystem::weakly_canonical(b, ec);
+  };
+  for (const std::string& in : opt_.inputs) {
+    if (in != "-" && (same(in, opt_.output) || (!opt_.test_output.empty() && same(in, opt_.test_output)))) {
+      return Status::invalid_argument(in + ": the output would overwrite an input");
+    }
+  }
+  if (!opt_.test_output.empty() && same(opt_.output, opt_.test_output)) {
+    return Status::invalid_argument("--test-output is the same file as -o");
+  }
+  if (std::count(opt_.inputs.begin(), opt_.inputs.end(), "-") > 1) {
+    return Status::invalid_argument("stdin ('-') given more than once");
+  }
+  if (opt_.shuffle && opt_.memory < (64 << 20)) {
+    return Status::invalid_argument("--memory must be at least 64M for --shuffle");
+  }
+  threads_ = opt_.threads > 0 ? static_cast<uint64_t>(opt_.threads)
+                              : std::max(1u, std::thread::hardware_concurrency());
+  split_seed_ = splitmix64(opt_.seed ^ 0x53504C4954ull);
+  return Status::ok();
+}
+
+Status Converter::open_sinks() {
+  sinks_.resize(opt_.test_output.empty() ? 1 : 2);
+  sinks_[0].path = opt_.output;
+  sinks_[0].part = sinks_.size() == 2 ? "train" : "all";
+  if (sinks_.size() == 2) {
+    sinks_[1].path = opt_.test_output;
+    sinks_[1].part = "test";
+  }
+  // What the pipeline holds in flight, kept out of the shuffle's share of --memory.
+  const uint64_t pipeline = (2 * threads_ + 2) * 4 * kBlockBytes;
+  const uint64_t shuffle_memory = opt_.memory > pipeline + (32 << 20) ? opt_.memory - pipeline : (32 << 20);
+  for (Sink& s : sinks_) {
+    AGLD_RETURN_IF_ERROR(StoreWriter::create(s.path, &s.writer, fs_));
+    if (opt_.shuffle) {
+      double share = sinks_.size() == 1 ? 1.0
+                     : s.part == "test" ? std::max(opt_.test_fraction, 0.1)
+                                        : 1.0 - std::max(opt_.test_fraction, 0.1);
+      std::string dir = opt_.temp_dir;
+      if (dir.empty()) {
+        dir = std::filesystem::path(s.path).parent_path().string();
+        if (dir.empty()) dir = ".";
+      }
+      s.shuffler = std::make_unique<ExternalShuffler>(
+          opt_.seed + (s.part == "test" ? 1 : 0), static_cast<uint64_t>(shuffle_memory * share), dir);
+    }
+  }
+  return Status::ok();
+}
+
+Status Converter::read_block(Work* w, bool* have) {
+  *have = false;
+  w->text.clear();
+  for (;;) {
+    if (!input_) {
+      if (file_ >= opt_.inputs.size()) return Status::ok();
+      AGLD_RETURN_IF_ERROR(TextInput::open(opt_.inputs[file_], &input_));
+      sources_.push_back(input_->info());
+      next_line_ = 1;
+      carry_.clear();
+    }
+    w->text.assign(carry_);  // keeps the block's buffer: no reallocation per block
+    carry_.clear();
+    bool eof = false, has_newline = false;  // the carry holds no newline by construction
+    while (w->text.size() < kBlockBytes || !has_newline) {
+      if (w->text.size() > kMaxLineBytes) {
+        return Status::data_error(where(file_, next_line_) + ": line is longer than 1 GiB");
+      }
+      const size_t at = w->text.size();
+      w->text.resize(at + kBlockBytes);
+      size_t got = 0;
+      Status st = input_->read(w->text.data() + at, kBlockBytes, &got);
+      w->text.resize(at + got);
+      if (!st.is_ok()) return st;
+      source_bytes_now_ = input_->source_bytes_read();
+      if (got == 0) {
+        eof = true;
+        break;
+      }
+      has_newline = has_newline || std::memchr(w->text.data() + at, '\n', got) != nullptr;
+    }
+    if (!eof) {
+      size_t last = w->text.rfind('\n');
+      carry_.assign(w->text, last + 1, std::string::npos);
+      w->text.resize(last + 1);
+    }
+    w->file = file_;
+    w->first_line = next_line_;
+    next_line_ += static_cast<uint64_t>(std::count(w->text.begin(), w->text.end(), '\n'));
+    if (eof) {
+      source_bytes_done_ += input_->source_bytes_read();
+      source_bytes_now_ = 0;
+      input_.reset();
+      ++file_;
+    }
+    if (w->text.empty()) continue;  // an empty file, or the end of one
+    if (!base_resolved_) {
+      parse_opt_.index_base = has_index_zero(w->text) ? 0 : 1;
+      base_resolved_ = true;
+    }
+    text_bytes_ += w->text.size();
+    *have = true;
+    return Status::ok();
+  }
+}
+
+void Converter::seal(Work* w, int sink) {
+  Sink& s = sinks_[static_cast<size_t>(sink)];
+  if (s.building.rows() == 0) return;
+  w->sealed.push_back(Sealed{sink, std::move(s.building), {}});
+  s.building.clear();
+  s.building_bytes = 0;
+}
+
+void Converter::route_rows(Work* w, int sink, const SparseRows& src, size_t r0, size_t r1) {
+  Sink& s = sinks_[static_cast<size_t>(sink)];
+  for (size_t r = r0; r < r1;) {
+    // Take as many rows as fit in the current chunk.
+    size_t r_end = r;
+    while (r_end < r1) {
+      uint64_t nnz = src.offsets[r_end + 1] - src.offsets[r_end];
+      uint64_t bytes = 12 + 8 * nnz;
+      bool empty = s.building.rows() == 0 && r_end == r;
+      if (!empty && (s.building.rows() + (r_end - r) >= opt_.chunk_rows ||
+                     s.building_bytes + bytes > opt_.chunk_bytes)) {
+        break;
+      }
+      s.building_bytes += bytes;
+      ++r_end;
+    }
+    s.building.append(src, r, r_end);
+    r = r_end;
+    if (r < r1 || s.building.rows() >= opt_.chunk_rows) seal(w, sink);
+  }
+}
+
+Status Converter::assemble(Work* w) {
+  ParsedBlock& pb = w->parsed;
+  skipped_ += pb.skipped;
+  for (const ParseError& e : pb.errors) {
+    std::string msg = where(w->file, e.line, e.column) + ": " + e.what;
+    if (!opt_.skip_bad_lines) return Status::data_error(msg);
+    if (report_->skipped_examples.size() < 10) report_->skipped_examples.push_back(msg);
+  }
+  if (pb.qid_line && !qid_noted_) {
+    qid_noted_ = true;
+    report_->notes.push_back("qid tokens ignored (first at " + where(w->file, pb.qid_line) + ")");
+  }
+  max_index_ = std::max(max_index_, pb.max_index);
+  const SparseRows& rows = pb.rows;
+  const size_t n = rows.rows();
+  size_t run_start = 0;
+  int run_sink = -1;
+  std::vector<bool> drop;  // rows dropped for their label (--skip-bad-lines)
+  for (size_t r = 0; r < n; ++r) {
+    const double y = rows.labels[r];
+    if (label_set_small_ &&
+        std::find(label_set_.begin(), label_set_.end(), y) == label_set_.end()) {
+      std::vector<double> grown = label_set_;
+      grown.push_back(y);
+      if (opt_.task == "binary" && !is_binary_set(grown)) {
+        std::string msg = where(w->file, pb.row_line[r]) + ": label " + label_text(y) +
+                          " makes the label set " + label_set_text(grown) +
+                          ", which is not binary (0/1, -1/+1 or 1/2) and --task is binary";
+        if (!opt_.skip_bad_lines) return Status::data_error(msg);
+        if (report_->skipped_examples.size() < 10) report_->skipped_examples.push_back(msg);
+        ++skipped_;
+        if (drop.empty()) drop.assign(n, false);
+        drop[r] = true;
+        continue;
+      }
+      if (grown.size() > 3) {
+        label_set_small_ = false;
+      } else {
+        label_set_ = std::move(grown);
+      }
+    }
+  }
+  for (size_t r = 0; r < n; ++r) {
+    if (!drop.empty() && drop[r]) {
+      if (run_sink >= 0 && !sinks_[static_cast<size_t>(run_sink)].shuffler) {
+        route_rows(w, run_sink, rows, run_start, r);
+      }
+      run_sink = -1;
+      continue;
+    }
+    int sink = 0;
+    if (sinks_.size() == 2) {
+      const double u = static_cast<double>(splitmix64(split_seed_ ^ splitmix64(global_row_)) >> 11) * 0x1.0p-53;
+      sink = u < opt_.test_fraction ? 1 : 0;
+    }
+    Sink& s = sinks_[static_cast<size_t>(sink)];
+    const double y = rows.labels[r];
+    if (label_set_small_) ++s.label_counts[y];
+    s.label_min = std::min(s.label_min, y);
+    s.label_max = std::max(s.label_max, y);
+    s.label_sum += y;
+    const uint64_t b = rows.offsets[r], e = rows.offsets[r + 1];
+    double sq = 0;
+    for (uint64_t p = b; p < e; ++p) sq += static_cast<double>(rows.values[p]) * rows.values[p];
+    s.sq_max = std::max(s.sq_max, sq);
+    s.sq_sum += sq;
+    s.empty_rows += b == e;
+    ++s.rows;
+    if (s.shuffler) {
+      AGLD_RETURN_IF_ERROR(s.shuffler->add(rows, r, global_row_));
+    } else if (sink != run_sink) {
+      if (run_sink >= 0) route_rows(w, run_sink, rows, run_start, r);
+      run_sink = sink;
+      run_start = r;
+    }
+    ++global_row_;
+  }
+  if (run_sink >= 0 && !sinks_[static_cast<size_t>(run_sink)].shuffler) {
+    route_rows(w, run_sink, rows, run_start, n);
+  }
+  report_progress(false);
+  return Status::ok();
+}
+
+Status Converter::write(Work* w) {
+  for (Sealed& s : w->sealed) {
+    AGLD_RETURN_IF_ERROR(sinks_[static_cast<size_t>(s.sink)].writer->add_chunk(s.encoded));
+  }
+  w->sealed.clear();
+  return Status::ok();
+}
+
+void Converter::report_progress(bool force) {
+  if (!progress_fn_) return;
+  auto now = Clock::now();
+  if (!force && now - last_progress_ < std::chrono::milliseconds(250)) return;
+  last_progress_ = now;
+  ConvertProgress p;
+  p.source_bytes = source_bytes_done_ + source_bytes_now_;
+  uint64_t total = 0;
+  bool known = true;
+  for (size_t i = 0; i < opt_.inputs.size(); ++i) {
+    if (opt_.inputs[i] == "-") {
+      known = false;
+      break;
+    }
+    std::error_code ec;
+    auto sz = std::filesystem::file_size(opt_.inputs[i], ec);
+    if (ec) {
+      known = false;
+      break;
+    }
+    total += sz;
+  }
+  if (known) p.source_total = total;
+  p.text_bytes = text_bytes_;
+  p.rows = global_row_;
+  p.seconds = std::chrono::duration<double>(now - start_).count();
+  progress_fn_(p);
+}
+
+Status Converter::drain_shuffler(int sink) {
+  Sink& s = sinks_[static_cast<size_t>(sink)];
+  AGLD_RETURN_IF_ERROR(s.shuffler->finish());
+  report_->shuffle_runs += s.shuffler->runs();
+  bool done = false;
+  Status st;
+  tbb::parallel_pipeline(
+      2 * threads_ + 1,
+      tbb::make_filter<void, Sealed*>(
+          tbb::filter_mode::serial_in_order,
+          [&](tbb::flow_control& fc) -> Sealed* {
+            if (done || failed_) {
+              fc.stop();
+              return nullptr;
+            }
+            auto chunk = new Sealed{sink, {}, {}};
+            Status ns = s.shuffler->next(&chunk->rows, opt_.chunk_rows, opt_.chunk_bytes, &done);
+            if (!ns.is_ok()) set_error(ns);
+            if (!ns.is_ok() || chunk->rows.rows() == 0) {
+              delete chunk;
+              fc.stop();
+              return nullptr;
+            }
+            report_progress(false);
+            return chunk;
+          }) &
+          tbb::make_filter<Sealed*, Sealed*>(
+              tbb::filter_mode::parallel,
+              [&](Sealed* c) {
+                if (!failed_) {
+                  Status es = encode_chunk(c->rows, 0, c->rows.rows(), codec_, &c->encoded);
+                  if (!es.is_ok()) set_error(es);
+                }
+                return c;
+              }) &
+          tbb::make_filter<Sealed*, void>(tbb::filter_mode::serial_in_order, [&](Sealed* c) {
+            std::unique_ptr<Sealed> owned(c);
+            if (failed_) return;
+            Status ws = s.writer->add_chunk(c->encoded);
+            if (!ws.is_ok()) set_error(ws);
+          }));
+  return error_;
+}
+
+Status Converter::finish() {
+  const int base = parse_opt_.index_base;
+  report_->index_base = base;
+  uint64_t d = opt_.features ? *opt_.features : max_index_;
+  LabelKind kind;
+  double positive = 1;
+  if (opt_.task == "regression") {
+    kind = LabelKind::kReal;
+  } else if (label_set_small_ && is_binary_set(label_set_) && global_row_ > 0) {
+    kind = LabelKind::kBinary;
+    positive = std::find(label_set_.begin(), label_set_.end(), 2.0) != label_set_.end() ? 2.0 : 1.0;
+  } else if (opt_.task == "binary") {
+    kind = LabelKind::kBinary;  // no rows at all
+  } else {
+    kind = LabelKind::kReal;
+  }
+  report_->label_kind = kind;
+  report_->features = d;
+  report_->skipped_lines = skipped_;
+  for (size_t k = 0; k < sinks_.size(); ++k) {
+    Sink& s = sinks_[k];
+    if (s.shuffler) {
+      AGLD_RETURN_IF_ERROR(drain_shuffler(static_cast<int>(k)));
+    } else if (s.building.rows() > 0) {
+      EncodedChunk enc;
+      AGLD_RETURN_IF_ERROR(encode_chunk(s.building, 0, s.building.rows(), codec_, &enc));
+      AGLD_RETURN_IF_ERROR(s.writer->add_chunk(enc));
+      s.building.clear();
+    }
+    StoreMeta m;
+    m.features = d;
+    m.label_kind = kind;
+    m.label_positive = positive;
+    if (kind == LabelKind::kBinary) {
+      for (auto& [label, count] : s.label_counts) m.label_counts.emplace_back(label, count);
+    } else if (s.rows > 0) {
+      m.label_min = s.label_min;
+      m.label_max = s.label_max;
+      m.label_mean = s.label_sum / static_cast<double>(s.rows);
+    }
+    m.row_sq_norm_max = s.sq_max;
+    m.row_sq_norm_sum = s.sq_sum;
+    m.empty_rows = s.empty_rows;
+    m.index_base = base;
+    m.sources = sources_;
+    StoreOptions& o = m.options;
+    o.compression = codec_.codec == Codec::kNone ? "none" : "zstd";
+    o.level = codec_.codec == Codec::kNone ? 0 : codec_.level;
+    o.chunk_rows = opt_.chunk_rows;
+    o.chunk_bytes = opt_.chunk_bytes;
+    o.index_base = opt_.index_base;
+    o.features = opt_.features;
+    o.task = opt_.task;
+    o.shuffle = opt_.shuffle;
+    o.seed = opt_.seed;
+    o.test_fraction = opt_.test_fraction;
+    o.part = s.part;
+    o.skip_bad_lines = opt_.skip_bad_lines;
+    m.skipped_lines = skipped_;
+    m.created_by = std::string("agld ") + kVersion;
+    AGLD_RETURN_IF_ERROR(s.writer->finish_uncommitted(std::move(m)));
+  }
+  // Both outputs are complete: publish them.
+  for (Sink& s : sinks_) AGLD_RETURN_IF_ERROR(s.writer->commit());
+  report_->rows = sinks_[0].writer->rows();
+  report_->nnz = sinks_[0].writer->nnz();
+  report_->output_bytes = sinks_[0].writer->bytes_written();
+  if (sinks_.size() == 2) {
+    report_->test_rows = sinks_[1].writer->rows();
+    report_->nnz += sinks_[1].writer->nnz();
+    report_->output_bytes += sinks_[1].writer->bytes_written();
+  }
+  return Status::ok();
+}
+
+Status Converter::run() {
+  AGLD_RETURN_IF_ERROR(validate());
+  AGLD_RETURN_IF_ERROR(open_sinks());
+  tbb::global_control parallelism(tbb::global_control::max_allowed_parallelism, threads_);
+  const size_t tokens = 2 * threads_ + 2;
+  std::vector<std::unique_ptr<Work>> pool;
+  std::vector<Work*> free_list;
+  std::mutex pool_mu;
+  for (size_t i = 0; i < tokens; ++i) {
+    pool.push_back(std::make_unique<Work>());
+    free_list.push_back(pool.back().get());
+  }
+  auto release = [&](Work* w) {
+    std::lock_guard<std::mutex> lock(pool_mu);
+    free_list.push_back(w);
+  };
+  tbb::parallel_pipeline(
+      tokens,
+      tbb::make_filter<void, Work*>(
+          tbb::filter_mode::serial_in_order,
+          [&](tbb::flow_control& fc) -> Work* {
+            if (failed_) {
+              fc.stop();
+              return nullptr;
+            }
+            Work* w;
+            {
+              std::lock_guard<std::mutex> lock(pool_mu);
+              w = free_list.back();
+              free_list.pop_back();
+            }
+            bool have = false;
+            Status st = read_block(w, &have);
+            if (!st.is_ok()) set_error(st);
+            if (!have) {
+              release(w);
+              fc.stop();
+              return nullptr;
+            }
+            return w;
+          }) &
+          tbb::make_filter<Work*, Work*>(
+              tbb::filter_mode::parallel,
+              [&](Work* w) {
+                if (!failed_) parse_block(w->text, w->first_line, parse_opt_, &w->parsed);
+                return w;
+              }) &
+          tbb::make_filter<Work*, Work*>(
+              tbb::filter_mode::serial_in_order,
+              [&](Work* w) {
+                if (!failed_) {
+                  Status st = assemble(w);
+                  if (!st.is_ok()) set_error(st);
+                }
+                return w;
+              }) &
+          tbb::make_filter<Work*, Work*>(
+              tbb::filter_mode::parallel,
+              [&](Work* w) {
+                for (Sealed& s : w->sealed) {
+                  if (failed_) break;
+                  Status st = encode_chunk(s.rows, 0, s.rows.rows(), codec_, &s.encoded);
+                  if (!st.is_ok()) set_error(st);
+                }
+                return w;
+              }) &
+          tbb::make_filter<Work*, void>(tbb::filter_mode::serial_in_order, [&](Work* w) {
+            if (!failed_) {
+              Status st = write(w);
+              if (!st.is_ok()) set_error(st);
+            }
+            w->sealed.clear();
+            release(w);
+          }));
+  if (failed_) return error_;
+  AGLD_RETURN_IF_ERROR(finish());
+  report_progress(true);
+  report_->text_bytes = text_bytes_;
+  report_->source_bytes = source_bytes_done_;
+  report_->seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return Status::ok();
+}
+
+}  // namespace
+
+Status convert(const ConvertOptions& opt, ConvertReport* report, const ConvertProgressFn& progress,
+               FileSystem& fs) {
+  *report = ConvertReport{};
+  Converter c(opt, report, progress, fs);
+  return c.run();
+}
+
+}  // namespace agld

@@ -1,0 +1,207 @@
+// The local FileSystem: Boost.Iostreams memory maps for reading; for writing, an unnamed
+// O_TMPFILE in the target's directory that is linked into place only on commit, so that a
+// failed or killed writer leaves nothing behind.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/iostreams/device/mapped_file.hpp>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "agld/file.hpp"
+
+namespace agld {
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+class MappedReadableFile final : public ReadableFile {
+ public:
+  MappedReadableFile(std::string path, uint64_t size) : path_(std::move(path)), size_(size) {}
+
+  Status map() {
+    if (size_ == 0) return Status::ok();  // nothing to map; every non-empty view fails
+    try {
+      map_.open(path_);
+    } catch (const std::exception& e) {
+      return Status::io_error(path_ + ": cannot memory-map: " + e.what());
+    }
+    if (!map_.is_open() || map_.size() != size_) {
+      return Status::io_error(path_ + ": cannot memory-map (size changed while opening)");
+    }
+    return Status::ok();
+  }
+
+  const std::string& path() const override { return path_; }
+  uint64_t size() const override { return size_; }
+
+  Status view(uint64_t offset, size_t n, ByteSpan* out) const override {
+    if (offset > size_ || n > size_ - offset) {
+      return Status::corruption(path_ + ": read of " + std::to_string(n) + " bytes at offset " +
+                                std::to_string(offset) + " is past the end of the file (" +
+                                std::to_string(size_) + " bytes); the file is truncated");
+    }
+    if (n == 0) {
+      *out = ByteSpan();
+      return Status::ok();
+    }
+    *out = ByteSpan(reinterpret_cast<const std::byte*>(map_.data()) + offset, n);
+    return Status::ok();
+  }
+
+  void drop_cache(uint64_t offset, size_t n) const override {
+    if (size_ == 0 || offset >= size_) return;
+    const long page = sysconf(_SC_PAGESIZE);
+    uint64_t begin = offset / page * page;
+    uint64_t end = std::min<uint64_t>(size_, offset + n);
+    madvise(const_cast<char*>(map_.data()) + begin, end - begin, MADV_DONTNEED);
+    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin),
+                    POSIX_FADV_DONTNEED);
+      ::close(fd);
+    }
+  }
+
+ private:
+  std::string path_;
+  uint64_t size_;
+  boost::iostreams::mapped_file_source map_;
+};
+
+std::atomic<uint64_t> g_tmp_counter{0};
+
+class AtomicWritableFile final : public WritableFile {
+ public:
+  explicit AtomicWritableFile(std::string path) : path_(std::move(path)) {}
+  ~AtomicWritableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_ && !named_tmp_.empty()) ::unlink(named_tmp_.c_str());
+  }
+
+  Status open() {
+    std::filesystem::path target(path_);
+    dir_ = target.parent_path().empty() ? std::string(".") : target.parent_path().string();
+    struct stat st;
+    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return Status::invalid_argument(path_ + ": is a directory");
+    }
+    fd_ = ::open(dir_.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd_ < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+      // The file system has no O_TMPFILE: use a named temporary removed on failure.
+      named_tmp_ = temp_name();
+      fd_ = ::open(named_tmp_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+    }
+    if (fd_ < 0) {
+      int err = errno;
+      named_tmp_.clear();
+      return Status::io_error(path_ + ": cannot create output in " + dir_ + ": " +
+                              errno_text(err));
+    }
+    return Status::ok();
+  }
+
+  const std::string& path() const override { return path_; }
+  uint64_t size() const override { return size_; }
+
+  Status append(ByteSpan data) override {
+    if (fd_ < 0) return Status::io_error(path_ + ": write after close");
+    auto p = reinterpret_cast<const char*>(data.data());
+    size_t left = data.size();
+    while (left > 0) {
+      ssize_t w = ::write(fd_, p, left);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return Status::io_error(path_ + ": write failed: " + errno_text(errno));
+      }
+      p += w;
+      left -= static_cast<size_t>(w);
+      size_ += static_cast<uint64_t>(w);
+    }
+    return Status::ok();
+  }
+
+  Status commit() override {
+    if (fd_ < 0) return Status::io_error(path_ + ": commit after close");
+    if (::fsync(fd_) != 0) return Status::io_error(path_ + ": fsync failed: " + errno_text(errno));
+    std::string tmp = named_tmp_;
+    if (tmp.empty()) {
+      tmp = temp_name();
+      std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0 &&
+          ::linkat(fd_, "", AT_FDCWD, tmp.c_str(), AT_EMPTY_PATH) != 0) {
+        return Status::io_error(path_ + ": cannot link the output into place: " +
+                                errno_text(errno));
+      }
+    }
+    if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+      int err = errno;
+      ::unlink(tmp.c_str());
+      return Status::io_error(path_ + ": cannot rename the output into place: " +
+                              errno_text(err));
+    }
+    committed_ = true;
+    ::close(fd_);
+    fd_ = -1;
+    int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      ::fsync(dfd);
+      ::close(dfd);
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::string temp_name() const {
+    return path_ + ".tmp." + std::to_string(::getpid()) + "." +
+           std::to_string(g_tmp_counter.fetch_add(1));
+  }
+
+  std::string path_;
+  std::string dir_;
+  std::string named_tmp_;  // set only when O_TMPFILE is unavailable
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  bool committed_ = false;
+};
+
+class LocalFileSystem final : public FileSystem {
+ public:
+  Status open_readable(const std::string& path, std::unique_ptr<ReadableFile>* out) override {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      int err = errno;
+      if (err == ENOENT) return Status::not_found(path + ": no such file");
+      return Status::io_error(path + ": " + errno_text(err));
+    }
+    if (S_ISDIR(st.st_mode)) return Status::invalid_argument(path + ": is a directory");
+    if (::access(path.c_str(), R_OK) != 0) {
+      return Status::io_error(path + ": " + errno_text(errno));
+    }
+    auto file = std::make_unique<MappedReadableFile>(path, static_cast<uint64_t>(st.st_size));
+    AGLD_RETURN_IF_ERROR(file->map());
+    *out = std::move(file);
+    return Status::ok();
+  }
+
+  Status create_atomic(const std::string& path, std::unique_ptr<WritableFile>* out) override {
+    auto file = std::make_unique<AtomicWritableFile>(path);
+    AGLD_RETURN_IF_ERROR(file->open());
+    *out = std::move(file);
+    return Status::ok();
+  }
+};
+
+}  // namespace
+
+FileSystem& FileSystem::local() {
+  static LocalFileSystem fs;
+  return fs;
+}
+
+}  // namespace agld

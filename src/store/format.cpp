@@ -1,0 +1,200 @@
+#include "store/format.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "store/crc32c.hpp"
+
+namespace agld::format {
+
+using json = nlohmann::json;
+
+void encode_header(std::byte* out) {
+  put<uint64_t>(out, kMagic);
+  put<uint32_t>(out + 8, kFormatVersion);
+  put<uint32_t>(out + 12, 0);
+}
+
+void encode_footer(const Footer& f, std::byte* out) {
+  std::memset(out, 0, kFooterSize);
+  put<uint64_t>(out + 0, f.meta_offset);
+  put<uint64_t>(out + 8, f.meta_size);
+  put<uint64_t>(out + 16, f.index_offset);
+  put<uint64_t>(out + 24, f.chunk_count);
+  put<uint32_t>(out + 32, f.meta_crc);
+  put<uint32_t>(out + 36, f.index_crc);
+  put<uint32_t>(out + 48, f.version);
+  put<uint32_t>(out + 52, crc32c::value(out, 52));
+  put<uint64_t>(out + 56, kMagic);
+}
+
+Status decode_footer(const std::byte* in, uint32_t header_version, Footer* f) {
+  if (get<uint64_t>(in + 56) != kMagic) {
+    return Status::corruption("not an agld store, or truncated (no store magic at the end)");
+  }
+  f->version = get<uint32_t>(in + 48);
+  if (f->version != kFormatVersion) {
+    if (f->version > kFormatVersion && f->version == header_version) {
+      return Status::not_supported("store format version " + std::to_string(f->version) +
+                                   " is newer than this agld supports (" +
+                                   std::to_string(kFormatVersion) + "); upgrade agld");
+    }
+    return Status::corruption("footer: bad format version " + std::to_string(f->version));
+  }
+  if (get<uint32_t>(in + 52) != crc32c::value(in, 52)) {
+    return Status::corruption("footer: checksum mismatch");
+  }
+  f->meta_offset = get<uint64_t>(in + 0);
+  f->meta_size = get<uint64_t>(in + 8);
+  f->index_offset = get<uint64_t>(in + 16);
+  f->chunk_count = get<uint64_t>(in + 24);
+  f->meta_crc = get<uint32_t>(in + 32);
+  f->index_crc = get<uint32_t>(in + 36);
+  return Status::ok();
+}
+
+void encode_index_entry(const ChunkInfo& c, std::byte* out) {
+  put<uint64_t>(out + 0, c.offset);
+  put<uint64_t>(out + 8, c.first_row);
+  put<uint32_t>(out + 16, c.stored_size);
+  put<uint32_t>(out + 20, c.raw_size);
+  put<uint32_t>(out + 24, c.row_count);
+  put<uint32_t>(out + 28, c.nnz);
+  put<uint32_t>(out + 32, c.crc);
+  put<uint8_t>(out + 36, static_cast<uint8_t>(c.codec));
+  put<uint8_t>(out + 37, c.flags);
+  put<uint16_t>(out + 38, 0);
+}
+
+ChunkInfo decode_index_entry(const std::byte* in) {
+  ChunkInfo c;
+  c.offset = get<uint64_t>(in + 0);
+  c.first_row = get<uint64_t>(in + 8);
+  c.stored_size = get<uint32_t>(in + 16);
+  c.raw_size = get<uint32_t>(in + 20);
+  c.row_count = get<uint32_t>(in + 24);
+  c.nnz = get<uint32_t>(in + 28);
+  c.crc = get<uint32_t>(in + 32);
+  c.codec = static_cast<Codec>(get<uint8_t>(in + 36));
+  c.flags = get<uint8_t>(in + 37);
+  return c;
+}
+
+std::string encode_meta(const StoreMeta& m) {
+  json j;
+  j["format_version"] = kFormatVersion;
+  j["rows"] = m.rows;
+  j["features"] = m.features;
+  j["nnz"] = m.nnz;
+  j["label_kind"] = m.label_kind == LabelKind::kBinary ? "binary" : "real";
+  if (m.label_kind == LabelKind::kBinary) {
+    j["label_positive"] = m.label_positive;
+    json counts = json::array();
+    for (auto& [label, count] : m.label_counts) counts.push_back({{"label", label}, {"count", count}});
+    j["label_counts"] = counts;
+  } else {
+    j["label_min"] = m.label_min;
+    j["label_max"] = m.label_max;
+    j["label_mean"] = m.label_mean;
+  }
+  j["row_sq_norm_max"] = m.row_sq_norm_max;
+  j["row_sq_norm_sum"] = m.row_sq_norm_sum;
+  j["empty_rows"] = m.empty_rows;
+  j["index_base"] = m.index_base;
+  json sources = json::array();
+  for (auto& s : m.sources) {
+    json e{{"name", s.name}};
+    e["size"] = s.size ? json(*s.size) : json(nullptr);
+    e["mtime"] = s.mtime ? json(*s.mtime) : json(nullptr);
+    sources.push_back(e);
+  }
+  j["sources"] = sources;
+  const StoreOptions& o = m.options;
+  j["options"] = {{"compression", o.compression},
+                  {"level", o.level},
+                  {"chunk_rows", o.chunk_rows},
+                  {"chunk_bytes", o.chunk_bytes},
+                  {"index_base", o.index_base},
+                  {"features", o.features ? json(*o.features) : json(nullptr)},
+                  {"task", o.task},
+                  {"shuffle", o.shuffle},
+                  {"seed", o.seed},
+                  {"test_fraction", o.test_fraction},
+                  {"part", o.part},
+                  {"skip_bad_lines", o.skip_bad_lines}};
+  j["skipped_lines"] = m.skipped_lines;
+  j["created_by"] = m.created_by;
+  return j.dump(2);
+}
+
+namespace {
+template <typename T>
+void read_opt(const json& j, const char* key, T* out) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) *out = it->get<T>();
+}
+}  // namespace
+
+Status decode_meta(const std::string& text, StoreMeta* m) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Status::corruption("metadata: not a JSON object");
+  try {
+    m->rows = j.at("rows").get<uint64_t>();
+    m->features = j.at("features").get<uint64_t>();
+    m->nnz = j.at("nnz").get<uint64_t>();
+    std::string kind = j.at("label_kind").get<std::string>();
+    if (kind == "binary") {
+      m->label_kind = LabelKind::kBinary;
+      m->label_positive = j.at("label_positive").get<double>();
+      m->label_counts.clear();
+      for (auto& e : j.at("label_counts")) {
+        m->label_counts.emplace_back(e.at("label").get<double>(), e.at("count").get<uint64_t>());
+      }
+    } else if (kind == "real") {
+      m->label_kind = LabelKind::kReal;
+      read_opt(j, "label_min", &m->label_min);
+      read_opt(j, "label_max", &m->label_max);
+      read_opt(j, "label_mean", &m->label_mean);
+    } else {
+      return Status::corruption("metadata: unknown label_kind '" + kind + "'");
+    }
+    read_opt(j, "row_sq_norm_max", &m->row_sq_norm_max);
+    read_opt(j, "row_sq_norm_sum", &m->row_sq_norm_sum);
+    read_opt(j, "empty_rows", &m->empty_rows);
+    read_opt(j, "index_base", &m->index_base);
+    m->sources.clear();
+    if (auto it = j.find("sources"); it != j.end()) {
+      for (auto& e : *it) {
+        SourceInfo s;
+        s.name = e.at("name").get<std::string>();
+        if (e.contains("size") && !e["size"].is_null()) s.size = e["size"].get<uint64_t>();
+        if (e.contains("mtime") && !e["mtime"].is_null()) s.mtime = e["mtime"].get<int64_t>();
+        m->sources.push_back(std::move(s));
+      }
+    }
+    if (auto it = j.find("options"); it != j.end() && it->is_object()) {
+      const json& o = *it;
+      StoreOptions& opt = m->options;
+      read_opt(o, "compression", &opt.compression);
+      read_opt(o, "level", &opt.level);
+      read_opt(o, "chunk_rows", &opt.chunk_rows);
+      read_opt(o, "chunk_bytes", &opt.chunk_bytes);
+      read_opt(o, "index_base", &opt.index_base);
+      if (o.contains("features") && !o["features"].is_null()) {
+        opt.features = o["features"].get<uint64_t>();
+      }
+      read_opt(o, "task", &opt.task);
+      read_opt(o, "shuffle", &opt.shuffle);
+      read_opt(o, "seed", &opt.seed);
+      read_opt(o, "test_fraction", &opt.test_fraction);
+      read_opt(o, "part", &opt.part);
+      read_opt(o, "skip_bad_lines", &opt.skip_bad_lines);
+    }
+    read_opt(j, "skipped_lines", &m->skipped_lines);
+    read_opt(j, "created_by", &m->created_by);
+  } catch (const json::exception& e) {
+    return Status::corruption(std::string("metadata: ") + e.what());
+  }
+  return Status::ok();
+}
+
+}  // namespace agld::format

@@ -1,0 +1,371 @@
+// Reading and writing stores (docs/format.md).
+#include "agld/store.hpp"
+
+#include <zstd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "store/crc32c.hpp"
+#include "store/format.hpp"
+
+namespace agld {
+
+using format::get;
+using format::kFooterSize;
+using format::kHeaderSize;
+using format::kIndexEntrySize;
+
+namespace {
+
+struct ZstdDCtx {
+  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  ~ZstdDCtx() { ZSTD_freeDCtx(ctx); }
+};
+struct ZstdCCtx {
+  ZSTD_CCtx* ctx = ZSTD_createCCtx();
+  ~ZstdCCtx() { ZSTD_freeCCtx(ctx); }
+};
+
+std::string chunk_name(size_t k, const ChunkInfo& c) {
+  return "chunk " + std::to_string(k) + " (rows " + std::to_string(c.first_row) + ".." +
+         std::to_string(c.first_row + c.row_count - 1) + ", file offset " +
+         std::to_string(c.offset) + ")";
+}
+
+}  // namespace
+
+void DecodedChunk::append_to(SparseRows* out) const {
+  for (uint32_t r = 0; r < row_count_; ++r) {
+    out->labels.push_back(labels_[r]);
+    for (uint32_t p = offsets_[r]; p < offsets_[r + 1]; ++p) {
+      out->indices.push_back(indices_[p]);
+      out->values.push_back(values_ ? values_[p] : 1.0f);
+    }
+    out->offsets.push_back(out->indices.size());
+  }
+}
+
+Store::~Store() = default;
+
+const std::string& Store::path() const { return file_->path(); }
+uint64_t Store::file_size() const { return file_->size(); }
+
+size_t Store::chunk_of_row(uint64_t row) const {
+  auto it = std::upper_bound(chunks_.begin(), chunks_.end(), row,
+                             [](uint64_t r, const ChunkInfo& c) { return r < c.first_row; });
+  return static_cast<size_t>(it - chunks_.begin()) - 1;
+}
+
+Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSystem& fs) {
+  std::unique_ptr<Store> s(new Store());
+  AGLD_RETURN_IF_ERROR(fs.open_readable(path, &s->file_));
+  const ReadableFile& f = *s->file_;
+  const uint64_t size = f.size();
+  auto fail = [&](Status st) { return st.with_context(path); };
+  if (size < kHeaderSize + kFooterSize) {
+    return fail(Status::corruption("file is " + std::to_string(size) +
+                                   " bytes, too short to be a store (truncated?)"));
+  }
+  ByteSpan header, footer_bytes;
+  AGLD_RETURN_IF_ERROR(f.view(0, kHeaderSize, &header));
+  AGLD_RETURN_IF_ERROR(f.view(size - kFooterSize, kFooterSize, &footer_bytes));
+  const bool header_magic = get<uint64_t>(header.data()) == format::kMagic;
+  if (!header_magic && get<uint64_t>(footer_bytes.data() + 56) != format::kMagic) {
+    return fail(Status::corruption("not an agld store (no store magic)"));
+  }
+  format::Footer ft;
+  Status st = format::decode_footer(footer_bytes.data(), get<uint32_t>(header.data() + 8), &ft);
+  if (!st.is_ok()) {
+    if (header_magic && st.code() == Status::Code::kCorruption &&
+        get<uint64_t>(footer_bytes.data() + 56) != format::kMagic) {
+      return fail(Status::corruption("truncated or corrupt: no footer at the end of the file (" +
+                                     std::to_string(size) + " bytes)"));
+    }
+    return fail(st);
+  }
+  if (!header_magic) return fail(Status::corruption("header: bad magic"));
+  if (get<uint32_t>(header.data() + 8) != kFormatVersion) {
+    return fail(Status::corruption("header: format version disagrees with the footer"));
+  }
+  // Layout: every region inside the file, in order, without overflow.
+  const uint64_t footer_at = size - kFooterSize;
+  if (ft.chunk_count > (footer_at - kHeaderSize) / kIndexEntrySize ||
+      ft.index_offset != footer_at - ft.chunk_count * kIndexEntrySize ||
+      ft.meta_offset < kHeaderSize || ft.meta_offset > ft.index_offset ||
+      ft.meta_size != ft.index_offset - ft.meta_offset) {
+    return fail(Status::corruption("footer: inconsistent layout (metadata at " +
+                                   std::to_string(ft.meta_offset) + ", index at " +
+                                   std::to_string(ft.index_offset) + ", " +
+                                   std::to_string(ft.chunk_count) + " chunks, file " +
+                                   std::to_string(size) + " bytes)"));
+  }
+  ByteSpan meta_bytes, index_bytes;
+  AGLD_RETURN_IF_ERROR(f.view(ft.meta_offset, ft.meta_size, &meta_bytes));
+  AGLD_RETURN_IF_ERROR(f.view(ft.index_offset, ft.chunk_count * kIndexEntrySize, &index_bytes));
+  if (crc32c::value(meta_bytes.data(), meta_bytes.size()) != ft.meta_crc) {
+    return fail(Status::corruption("metadata: checksum mismatch"));
+  }
+  if (crc32c::value(index_bytes.data(), index_bytes.size()) != ft.index_crc) {
+    return fail(Status::corruption("chunk index: checksum mismatch"));
+  }
+  st = format::decode_meta(
+      std::string(reinterpret_cast<const char*>(meta_bytes.data()), meta_bytes.size()), &s->meta_);
+  if (!st.is_ok()) return fail(st);
+  const StoreMeta& m = s->meta_;
+  if (m.features > (uint64_t{1} << 32)) {
+    return fail(Status::corruption("metadata: features " + std::to_string(m.features) +
+                                   " exceeds the format's 32-bit indices"));
+  }
+  s->chunks_.resize(ft.chunk_count);
+  uint64_t expect_offset = kHeaderSize, expect_row = 0, nnz = 0;
+  for (size_t k = 0; k < ft.chunk_count; ++k) {
+    ChunkInfo c = format::decode_index_entry(index_bytes.data() + k * kIndexEntrySize);
+    std::string why;
+    if (c.offset != expect_offset) {
+      why = "offset " + std::to_string(c.offset) + ", expected " + std::to_string(expect_offset);
+    } else if (c.stored_size > ft.meta_offset - c.offset) {
+      why = "extends past the chunk area";
+    } else if (c.first_row != expect_row) {
+      why = "first row " + std::to_string(c.first_row) + ", expected " + std::to_string(expect_row);
+    } else if (c.row_count == 0) {
+      why = "no rows";
+    } else if (c.codec != Codec::kNone && c.codec != Codec::kZstd) {
+      why = "unknown codec " + std::to_string(static_cast<int>(c.codec));
+    } else if ((c.flags & ~format::kKnownFlags) != 0) {
+      why = "unknown flags " + std::to_string(c.flags);
+    } else if (c.raw_size != format::raw_size_for(c.row_count, c.nnz, c.flags)) {
+      why = "raw size " + std::to_string(c.raw_size) + " does not match its shape";
+    } else if (c.codec == Codec::kNone && c.stored_size != c.raw_size) {
+      why = "uncompressed but stored size differs from raw size";
+    }
+    if (!why.empty()) {
+      return fail(Status::corruption("chunk index entry " + std::to_string(k) + ": " + why));
+    }
+    s->chunks_[k] = c;
+    expect_offset += c.stored_size;
+    expect_row += c.row_count;
+    nnz += c.nnz;
+  }
+  if (expect_offset != ft.meta_offset) {
+    return fail(Status::corruption("chunk index: chunks end at " + std::to_string(expect_offset) +
+                                   " but metadata starts at " + std::to_string(ft.meta_offset)));
+  }
+  if (expect_row != m.rows || nnz != m.nnz) {
+    return fail(Status::corruption("chunk index: chunks hold " + std::to_string(expect_row) +
+                                   " rows and " + std::to_string(nnz) +
+                                   " nonzeros, metadata says " + std::to_string(m.rows) + " and " +
+                                   std::to_string(m.nnz)));
+  }
+  *out = std::move(s);
+  return Status::ok();
+}
+
+Status Store::read_chunk(size_t k, DecodedChunk* out, Labels labels) const {
+  if (k >= chunks_.size()) {
+    return Status::invalid_argument(path() + ": chunk " + std::to_string(k) + " out of range");
+  }
+  const ChunkInfo& c = chunks_[k];
+  auto corrupt = [&](const std::string& why) {
+    return Status::corruption(path() + ": " + chunk_name(k, c) + ": " + why);
+  };
+  ByteSpan stored;
+  AGLD_RETURN_IF_ERROR(file_->view(c.offset, c.stored_size, &stored));
+  if (crc32c::value(stored.data(), stored.size()) != c.crc) return corrupt("checksum mismatch");
+
+  out->raw_.resize((c.raw_size + 7) / 8);
+  auto* raw = reinterpret_cast<std::byte*>(out->raw_.data());
+  if (c.codec == Codec::kNone) {
+    std::copy(stored.begin(), stored.end(), raw);
+  } else {
+    thread_local ZstdDCtx dctx;
+    size_t n = ZSTD_decompressDCtx(dctx.ctx, raw, c.raw_size, stored.data(), stored.size());
+    if (ZSTD_isError(n)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (n != c.raw_size) return corrupt("decompressed to the wrong size");
+  }
+  const uint32_t rows = c.row_count;
+  auto* lab = reinterpret_cast<double*>(raw);
+  auto* row_nnz = reinterpret_cast<const uint32_t*>(raw + 8 * uint64_t{rows});
+  auto* idx = reinterpret_cast<uint32_t*>(raw + 12 * uint64_t{rows});
+  auto* val = (c.flags & kChunkValues)
+                  ? reinterpret_cast<const float*>(raw + 12 * uint64_t{rows} + 4 * uint64_t{c.nnz})
+                  : nullptr;
+  out->offsets_.resize(rows + 1);
+  uint64_t total = 0;
+  out->offsets_[0] = 0;
+  for (uint32_t r = 0; r < rows; ++r) {
+    total += row_nnz[r];
+    if (total > c.nnz) return corrupt("row lengths exceed the chunk's nonzeros");
+    out->offsets_[r + 1] = static_cast<uint32_t>(total);
+  }
+  if (total != c.nnz) return corrupt("row lengths do not add up to the chunk's nonzeros");
+  const uint64_t d = meta_.features;
+  const bool delta = (c.flags & kChunkDelta) != 0;
+  for (uint32_t r = 0; r < rows; ++r) {
+    const uint32_t b = out->offsets_[r], e = out->offsets_[r + 1];
+    if (b == e) continue;
+    uint64_t prev = idx[b];
+    if (prev >= d) return corrupt("feature index out of range in row " + std::to_string(c.first_row + r));
+    for (uint32_t p = b + 1; p < e; ++p) {
+      uint64_t cur;
+      if (delta) {
+        cur = prev + idx[p];
+        if (idx[p] == 0) cur = prev;  // caught below as not increasing
+      } else {
+        cur = idx[p];
+      }
+      if (cur <= prev || cur >= d) {
+        return corrupt("feature indices not increasing or out of range in row " +
+                       std::to_string(c.first_row + r));
+      }
+      idx[p] = static_cast<uint32_t>(cur);
+      prev = cur;
+    }
+  }
+  for (uint32_t r = 0; r < rows; ++r) {
+    if (!std::isfinite(lab[r])) return corrupt("non-finite label");
+  }
+  if (val) {
+    for (uint32_t p = 0; p < c.nnz; ++p) {
+      if (!std::isfinite(val[p])) return corrupt("non-finite value");
+    }
+  }
+  if (labels == Labels::kMapped && meta_.label_kind == LabelKind::kBinary) {
+    const double pos = meta_.label_positive;
+    for (uint32_t r = 0; r < rows; ++r) lab[r] = lab[r] == pos ? 1.0 : -1.0;
+  }
+  out->first_row_ = c.first_row;
+  out->row_count_ = rows;
+  out->nnz_ = c.nnz;
+  out->labels_ = lab;
+  out->indices_ = idx;
+  out->values_ = val;
+  return Status::ok();
+}
+
+Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCodec& codec,
+                    EncodedChunk* out) {
+  const uint64_t n = r1 - r0;
+  const uint64_t nnz = rows.offsets[r1] - rows.offsets[r0];
+  bool all_ones = true;
+  for (uint64_t p = rows.offsets[r0]; p < rows.offsets[r1] && all_ones; ++p) {
+    all_ones = rows.values[p] == 1.0f;
+  }
+  const bool delta = codec.codec == Codec::kZstd && codec.delta;
+  const uint8_t flags = (all_ones ? 0 : kChunkValues) | (delta ? kChunkDelta : 0);
+  const uint64_t raw_size = format::raw_size_for(n, nnz, flags);
+  if (n == 0 || n > std::numeric_limits<uint32_t>::max() ||
+      nnz > std::numeric_limits<uint32_t>::max() || raw_size > std::numeric_limits<uint32_t>::max()) {
+    return Status::invalid_argument("chunk of " + std::to_string(n) + " rows and " +
+                                    std::to_string(nnz) + " nonzeros does not fit the format");
+  }
+  thread_local std::vector<std::byte> scratch;
+  std::vector<std::byte>& raw = codec.codec == Codec::kNone ? out->bytes : scratch;
+  raw.resize(raw_size);
+  std::byte* p = raw.data();
+  std::memcpy(p, rows.labels.data() + r0, 8 * n);
+  p += 8 * n;
+  for (size_t r = r0; r < r1; ++r) {
+    format::put<uint32_t>(p, static_cast<uint32_t>(rows.offsets[r + 1] - rows.offsets[r]));
+    p += 4;
+  }
+  const uint32_t* idx = rows.indices.data() + rows.offsets[r0];
+  if (delta) {
+    for (size_t r = r0; r < r1; ++r) {
+      uint32_t prev = 0;
+      for (uint64_t q = rows.offsets[r]; q < rows.offsets[r + 1]; ++q) {
+        const uint32_t v = rows.indices[q];
+        format::put<uint32_t>(p, q == rows.offsets[r] ? v : v - prev);
+        prev = v;
+        p += 4;
+      }
+    }
+  } else {
+    std::memcpy(p, idx, 4 * nnz);
+    p += 4 * nnz;
+  }
+  if (!all_ones) std::memcpy(p, rows.values.data() + rows.offsets[r0], 4 * nnz);
+
+  if (codec.codec == Codec::kZstd) {
+    thread_local ZstdCCtx cctx;
+    out->bytes.resize(ZSTD_compressBound(raw_size));
+    size_t m = ZSTD_compressCCtx(cctx.ctx, out->bytes.data(), out->bytes.size(), raw.data(),
+                                 raw_size, codec.level);
+    if (ZSTD_isError(m)) return Status::internal(std::string("zstd: ") + ZSTD_getErrorName(m));
+    out->bytes.resize(m);
+  }
+  ChunkInfo& c = out->info;
+  c = ChunkInfo{};
+  c.stored_size = static_cast<uint32_t>(out->bytes.size());
+  c.raw_size = static_cast<uint32_t>(raw_size);
+  c.row_count = static_cast<uint32_t>(n);
+  c.nnz = static_cast<uint32_t>(nnz);
+  c.crc = crc32c::value(out->bytes.data(), out->bytes.size());
+  c.codec = codec.codec;
+  c.flags = flags;
+  return Status::ok();
+}
+
+StoreWriter::~StoreWriter() = default;
+
+Status StoreWriter::create(const std::string& path, std::unique_ptr<StoreWriter>* out,
+                           FileSystem& fs) {
+  std::unique_ptr<StoreWriter> w(new StoreWriter());
+  AGLD_RETURN_IF_ERROR(fs.create_atomic(path, &w->file_));
+  std::byte header[kHeaderSize];
+  format::encode_header(header);
+  AGLD_RETURN_IF_ERROR(w->file_->append(header));
+  w->offset_ = kHeaderSize;
+  *out = std::move(w);
+  return Status::ok();
+}
+
+uint64_t StoreWriter::bytes_written() const { return file_->size(); }
+
+Status StoreWriter::add_chunk(const EncodedChunk& chunk) {
+  if (finished_) return Status::internal("add_chunk after finish");
+  ChunkInfo c = chunk.info;
+  c.offset = offset_;
+  c.first_row = rows_;
+  AGLD_RETURN_IF_ERROR(file_->append(chunk.bytes));
+  offset_ += c.stored_size;
+  rows_ += c.row_count;
+  nnz_ += c.nnz;
+  chunks_.push_back(c);
+  return Status::ok();
+}
+
+Status StoreWriter::finish_uncommitted(StoreMeta meta) {
+  if (finished_) return Status::internal("finish called twice");
+  finished_ = true;
+  meta.rows = rows_;
+  meta.nnz = nnz_;
+  const std::string text = format::encode_meta(meta);
+  std::vector<std::byte> index(chunks_.size() * kIndexEntrySize);
+  for (size_t k = 0; k < chunks_.size(); ++k) {
+    format::encode_index_entry(chunks_[k], index.data() + k * kIndexEntrySize);
+  }
+  format::Footer ft;
+  ft.meta_offset = offset_;
+  ft.meta_size = text.size();
+  ft.index_offset = offset_ + text.size();
+  ft.chunk_count = chunks_.size();
+  ft.meta_crc = crc32c::value(text.data(), text.size());
+  ft.index_crc = crc32c::value(index.data(), index.size());
+  std::byte footer[kFooterSize];
+  format::encode_footer(ft, footer);
+  AGLD_RETURN_IF_ERROR(file_->append(std::as_bytes(std::span(text.data(), text.size()))));
+  AGLD_RETURN_IF_ERROR(file_->append(index));
+  AGLD_RETURN_IF_ERROR(file_->append(footer));
+  return Status::ok();
+}
+
+Status StoreWriter::commit() { return file_->commit(); }
+
+Status StoreWriter::finish(StoreMeta meta) {
+  AGLD_RETURN_IF_ERROR(finish_uncommitted(std::move(meta)));
+  return commit();
+}
+
+}  // namespace agld

@@ -1,0 +1,118 @@
+#include "test_support.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <sstream>
+
+namespace agld::test {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  const char* root = std::getenv("AGLD_TEST_TMP");
+  fs::path base = root ? fs::path(root) : fs::temp_directory_path();
+  fs::create_directories(base);
+  std::string tmpl = (base / "agld-test-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+RunResult run_shell(const std::string& command) {
+  TempDir tmp;
+  std::string out = tmp.file("stdout"), err = tmp.file("stderr");
+  std::string full = command + " >'" + out + "' 2>'" + err + "'";
+  int rc = std::system(full.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+RunResult run_agld(const std::string& args, const std::string& stdin_file) {
+  std::string in = stdin_file.empty() ? "/dev/null" : stdin_file;
+  return run_shell(std::string("'") + AGLD_BINARY + "' " + args + " <'" + in + "'");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& contents) {
+  std::ofstream f(path, std::ios::binary);
+  f << contents;
+}
+
+std::vector<std::string> list_dir(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+uint64_t test_seed(uint64_t default_seed) {
+  uint64_t seed = default_seed;
+  if (const char* s = std::getenv("AGLD_TEST_SEED")) seed = std::strtoull(s, nullptr, 10);
+  std::cout << "[ seed     ] AGLD_TEST_SEED=" << seed << std::endl;
+  return seed;
+}
+
+SparseRows random_matrix(const RandomMatrixSpec& spec, std::mt19937_64& rng) {
+  SparseRows m;
+  std::uniform_real_distribution<double> u(0, 1);
+  std::normal_distribution<float> gauss(0, 2);
+  std::vector<uint32_t> idx;
+  std::vector<float> val;
+  for (size_t r = 0; r < spec.rows; ++r) {
+    size_t k;
+    if (u(rng) < spec.empty_row_prob) {
+      k = 0;
+    } else if (u(rng) < spec.long_row_prob) {
+      k = std::min<size_t>(spec.features, 1000 + rng() % 3000);
+    } else {
+      k = std::min<size_t>(spec.features, 1 + rng() % std::max<size_t>(1, spec.max_row_nnz));
+    }
+    std::set<uint32_t> chosen;
+    while (chosen.size() < k) chosen.insert(static_cast<uint32_t>(rng() % spec.features));
+    idx.assign(chosen.begin(), chosen.end());
+    val.clear();
+    for (size_t j = 0; j < k; ++j) {
+      float v = spec.binary_values ? 1.0f : gauss(rng);
+      if (!spec.binary_values && u(rng) < 0.2) v = 1.0f;
+      val.push_back(v);
+    }
+    double label = spec.binary_labels ? (u(rng) < 0.3 ? 1.0 : -1.0) : std::normal_distribution<>(0, 3)(rng);
+    m.add_row(label, idx, val);
+  }
+  return m;
+}
+
+std::string to_libsvm(const SparseRows& rows) {
+  std::string s;
+  for (size_t r = 0; r < rows.rows(); ++r) {
+    s += fmt::format("{}", rows.labels[r]);
+    auto idx = rows.row_indices(r);
+    auto val = rows.row_values(r);
+    for (size_t j = 0; j < idx.size(); ++j) s += fmt::format(" {}:{}", idx[j] + 1, val[j]);
+    s += '\n';
+  }
+  return s;
+}
+
+}  // namespace agld::test

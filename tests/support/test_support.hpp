@@ -1,0 +1,62 @@
+// Helpers shared by the tests: scratch directories, running the agld binary, random data.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <string>
+
+#include "agld/sparse.hpp"
+
+namespace agld::test {
+
+// A fresh directory under $AGLD_TEST_TMP (or the system temp dir), removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs the agld binary with a shell-quoted argument string; stdin from /dev/null unless
+// given. Captures stdout and stderr.
+RunResult run_agld(const std::string& args, const std::string& stdin_file = "");
+// Runs any shell command, capturing its output.
+RunResult run_shell(const std::string& command);
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& contents);
+// Lists the entries of a directory (names only), sorted.
+std::vector<std::string> list_dir(const std::filesystem::path& dir);
+
+// A seed for a statistical or property test: $AGLD_TEST_SEED if set, else the given
+// default. Printed so that a failure can be reproduced.
+uint64_t test_seed(uint64_t default_seed);
+
+struct RandomMatrixSpec {
+  size_t rows = 100;
+  uint32_t features = 1000;
+  size_t max_row_nnz = 50;      // rows have 0..max_row_nnz entries (some get many more)
+  double empty_row_prob = 0.1;  // chance that a row is empty
+  double long_row_prob = 0.01;  // chance that a row has thousands of entries
+  bool binary_values = false;   // every value 1
+  bool binary_labels = true;    // labels +1/-1, else real
+};
+SparseRows random_matrix(const RandomMatrixSpec& spec, std::mt19937_64& rng);
+
+// LIBSVM text (1-based indices) for rows, shortest round-trip formatting.
+std::string to_libsvm(const SparseRows& rows);
+
+}  // namespace agld::test

@@ -1,0 +1,95 @@
+#include "cli_common.hpp"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+#include <iostream>
+
+namespace agld::cli {
+
+int exit_code_for(const Status& s) {
+  switch (s.code()) {
+    case Status::Code::kOk: return kExOk;
+    case Status::Code::kNotFound: return kExNoInput;
+    case Status::Code::kCorruption:
+    case Status::Code::kDataError:
+    case Status::Code::kNotSupported: return kExDataErr;
+    case Status::Code::kInvalidArgument: return kExUsage;
+    case Status::Code::kIOError: return kExIOErr;
+    case Status::Code::kInternal: return kExSoftware;
+  }
+  return kExSoftware;
+}
+
+int fail(const Status& s) {
+  std::string msg = s.message();
+  for (char& c : msg) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::cerr << "agld: " << msg << std::endl;
+  return exit_code_for(s);
+}
+
+uint64_t parse_size(const std::string& text) {
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    throw CLI::ValidationError("size", "expected a size such as 512M or 8G, got '" + text + "'");
+  }
+  std::string unit = text.substr(pos);
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
+  if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.pop_back();
+  double mult = 1;
+  if (unit.size() == 1) {
+    switch (std::toupper(static_cast<unsigned char>(unit[0]))) {
+      case 'K': mult = 1024.0; break;
+      case 'M': mult = 1024.0 * 1024; break;
+      case 'G': mult = 1024.0 * 1024 * 1024; break;
+      case 'T': mult = 1024.0 * 1024 * 1024 * 1024; break;
+      default: unit = "?";
+    }
+  }
+  if ((unit.size() > 1) || unit == "?" || !(v >= 0) || !std::isfinite(v)) {
+    throw CLI::ValidationError("size", "expected a size such as 512M or 8G, got '" + text + "'");
+  }
+  return static_cast<uint64_t>(v * mult);
+}
+
+CLI::Validator size_validator() {
+  return CLI::Validator(
+      [](std::string& s) {
+        try {
+          parse_size(s);
+        } catch (const CLI::ValidationError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "SIZE");
+}
+
+bool stderr_is_tty() { return ::isatty(STDERR_FILENO) != 0; }
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024 && u < 4) {
+    b /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} B", b) : fmt::format("{:.1f} {}", b, units[u]);
+}
+
+std::string human_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  auto t = static_cast<long>(s + 0.5);
+  if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, (t / 60) % 60);
+  if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
+  return fmt::format("{}s", t);
+}
+
+}  // namespace agld::cli

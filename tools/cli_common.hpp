@@ -1,0 +1,47 @@
+// Shared pieces of the agld command line: exit codes, one-line errors, sizes, progress.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+
+#include "agld/status.hpp"
+
+namespace agld::cli {
+
+// sysexits(3)
+inline constexpr int kExOk = 0;
+inline constexpr int kExUsage = 64;
+inline constexpr int kExDataErr = 65;
+inline constexpr int kExNoInput = 66;
+inline constexpr int kExSoftware = 70;
+inline constexpr int kExCantCreat = 73;
+inline constexpr int kExIOErr = 74;
+
+struct Cli {
+  CLI::App app{"agld: out-of-core streaming posterior sampling for generalised linear models",
+               "agld"};
+  int exit_code = kExOk;
+};
+
+int exit_code_for(const Status& s);
+// Prints "agld: <message>" as one line on stderr and returns the status's exit code.
+int fail(const Status& s);
+
+// "8G", "512M", "100k", "1234" (bytes; K/M/G/T are powers of 1024). Throws CLI::ValidationError.
+uint64_t parse_size(const std::string& text);
+// A CLI11 validator for parse_size.
+CLI::Validator size_validator();
+
+// True when stderr is a terminal (progress lines are drawn only then).
+bool stderr_is_tty();
+std::string human_bytes(double bytes);
+std::string human_duration(double seconds);
+
+// Subcommands. Each lives in its own tools/cmd_*.cpp.
+void add_convert(Cli& cli);
+void add_info(Cli& cli);
+void add_dump(Cli& cli);
+void add_gen(Cli& cli);
+
+}  // namespace agld::cli

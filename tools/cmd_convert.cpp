@@ -1,0 +1,127 @@
+// agld convert INPUT... -o STORE
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "agld/convert.hpp"
+#include "cli_common.hpp"
+
+namespace agld::cli {
+namespace {
+
+struct ConvertArgs {
+  ConvertOptions opt;
+  std::string chunk_bytes = "1M";
+  std::string memory = "1G";
+  bool quiet = false;
+  bool json = false;
+  bool no_delta = false;
+};
+
+void draw_progress(const ConvertProgress& p) {
+  const double mb = static_cast<double>(p.text_bytes) / 1e6;
+  std::string line = fmt::format("\r{}: {} read, {} rows, {:.0f}k rows/s, {:.0f} MB/s", p.phase,
+                                 human_bytes(static_cast<double>(p.source_bytes)), p.rows,
+                                 static_cast<double>(p.rows) / p.seconds / 1e3, mb / p.seconds);
+  if (p.source_total && *p.source_total > 0 && p.source_bytes > 0) {
+    const double frac = static_cast<double>(p.source_bytes) / static_cast<double>(*p.source_total);
+    line += fmt::format(" ({:.0f}%, ETA {})", 100 * frac,
+                        human_duration(p.seconds * (1 - frac) / std::max(frac, 1e-9)));
+  }
+  std::cerr << line << "\033[K" << std::flush;
+}
+
+int run_convert(ConvertArgs& a) {
+  a.opt.chunk_bytes = parse_size(a.chunk_bytes);
+  a.opt.memory = parse_size(a.memory);
+  a.opt.delta = !a.no_delta;
+  const bool show = !a.quiet && stderr_is_tty();
+  ConvertReport rep;
+  ConvertProgressFn progress;
+  if (show) progress = draw_progress;
+  Status st = convert(a.opt, &rep, progress);
+  if (show) std::cerr << "\r\033[K" << std::flush;
+  if (!st.is_ok()) return fail(st);
+  for (const std::string& note : rep.notes) {
+    if (!a.quiet) std::cerr << "agld: note: " << note << "\n";
+  }
+  if (rep.skipped_lines > 0 && !a.quiet) {
+    std::cerr << fmt::format("agld: skipped {} bad line{}", rep.skipped_lines,
+                             rep.skipped_lines == 1 ? "" : "s");
+    std::cerr << (rep.skipped_examples.empty() ? "" : "; the first:") << "\n";
+    for (const std::string& e : rep.skipped_examples) std::cerr << "  " << e << "\n";
+  }
+  if (a.json) {
+    nlohmann::json j{{"rows", rep.rows},
+                     {"test_rows", rep.test_rows},
+                     {"features", rep.features},
+                     {"nnz", rep.nnz},
+                     {"label_kind", rep.label_kind == LabelKind::kBinary ? "binary" : "real"},
+                     {"index_base", rep.index_base},
+                     {"skipped_lines", rep.skipped_lines},
+                     {"text_bytes", rep.text_bytes},
+                     {"source_bytes", rep.source_bytes},
+                     {"output_bytes", rep.output_bytes},
+                     {"shuffle_runs", rep.shuffle_runs},
+                     {"seconds", rep.seconds},
+                     {"text_mb_per_s", static_cast<double>(rep.text_bytes) / 1e6 / rep.seconds}};
+    std::cout << j.dump(2) << std::endl;
+  } else if (!a.quiet) {
+    std::string rows = fmt::format("{} rows", rep.rows);
+    if (!a.opt.test_output.empty()) rows += fmt::format(" (+ {} test rows)", rep.test_rows);
+    std::cerr << fmt::format(
+        "agld: {} -> {}: {}, {} features, {} nonzeros, {} labels; {} of text in {:.2f}s "
+        "({:.0f} MB/s), {} written\n",
+        a.opt.inputs.size() == 1 ? a.opt.inputs[0] : fmt::format("{} inputs", a.opt.inputs.size()),
+        a.opt.output, rows, rep.features, rep.nnz,
+        rep.label_kind == LabelKind::kBinary ? "binary" : "real",
+        human_bytes(static_cast<double>(rep.text_bytes)), rep.seconds,
+        static_cast<double>(rep.text_bytes) / 1e6 / rep.seconds,
+        human_bytes(static_cast<double>(rep.output_bytes)));
+  }
+  return kExOk;
+}
+
+}  // namespace
+
+void add_convert(Cli& cli) {
+  auto a = std::make_shared<ConvertArgs>();
+  CLI::App* c = cli.app.add_subcommand(
+      "convert", "Convert LIBSVM text (plain, .gz, .bz2, .xz, .zst, or - for stdin) into a store");
+  c->add_option("inputs", a->opt.inputs, "LIBSVM files, read in order; - is stdin")->required();
+  c->add_option("-o,--output", a->opt.output, "the store to write")->required();
+  c->add_option("--compression", a->opt.compression, "zstd, zstd:LEVEL (-7..22) or none")
+      ->default_str("zstd:3");
+  c->add_option("--chunk-rows", a->opt.chunk_rows, "a chunk closes at this many rows")
+      ->default_val(a->opt.chunk_rows);
+  c->add_option("--chunk-bytes", a->chunk_bytes, "... or at this many raw bytes")
+      ->check(size_validator())
+      ->default_val(a->chunk_bytes);
+  c->add_option("--threads", a->opt.threads, "threads (0: all cores)")->default_val(0);
+  c->add_option("--index-base", a->opt.index_base,
+                "auto (0-based if the first 4 MiB hold an index 0), 0 or 1")
+      ->check(CLI::IsMember({"auto", "0", "1"}))
+      ->default_val("auto");
+  c->add_option("--features", a->opt.features, "fix the number of features d (a larger index is an error)");
+  c->add_option("--task", a->opt.task,
+                "auto, binary ({0,1}, {-1,+1} or {1,2} -> +-1) or regression")
+      ->check(CLI::IsMember({"auto", "binary", "regression"}))
+      ->default_val("auto");
+  c->add_flag("--shuffle", a->opt.shuffle, "write the rows in a seeded random order (within --memory)");
+  c->add_option("--seed", a->opt.seed, "seed for --shuffle and --test-fraction")->default_val(0);
+  c->add_option("--memory", a->memory, "memory bound for --shuffle (e.g. 512M, 8G)")
+      ->check(size_validator())
+      ->default_val(a->memory);
+  c->add_option("--temp-dir", a->opt.temp_dir, "where --shuffle spills (default: beside the output)");
+  c->add_option("--test-fraction", a->opt.test_fraction,
+                "send each row to the test store with this probability (seeded)");
+  c->add_option("--test-output", a->opt.test_output, "the test store for --test-fraction");
+  c->add_flag("--skip-bad-lines", a->opt.skip_bad_lines, "skip and count bad lines instead of stopping");
+  c->add_flag("--no-delta", a->no_delta, "do not delta-code indices before zstd");
+  c->add_flag("-q,--quiet", a->quiet, "no progress line and no summary");
+  c->add_flag("--json", a->json, "print a JSON report on stdout");
+  c->callback([&cli, a] { cli.exit_code = run_convert(*a); });
+}
+
+}  // namespace agld::cli

@@ -1,0 +1,212 @@
+// agld info STORE [--json] [--verify]
+#include <sys/stat.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+
+#include <atomic>
+#include <chrono>
+#include <fmt/format.h>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "agld/store.hpp"
+#include "cli_common.hpp"
+
+namespace agld::cli {
+namespace {
+
+struct InfoArgs {
+  std::string store;
+  bool json = false;
+  bool verify = false;
+  int threads = 0;
+};
+
+struct VerifyResult {
+  double seconds = 0;
+  uint64_t stored = 0, raw = 0, rows = 0;
+};
+
+// Reads every chunk (in parallel), checking its CRC and contents. Reports the first failure
+// in chunk order.
+Status verify(const Store& s, int threads, VerifyResult* out) {
+  std::unique_ptr<tbb::global_control> limit;
+  if (threads > 0) {
+    limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
+                                                  static_cast<size_t>(threads));
+  }
+  std::mutex mu;
+  size_t first_bad = s.chunk_count();
+  Status bad;
+  auto t0 = std::chrono::steady_clock::now();
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, s.chunk_count(), 1), [&](const tbb::blocked_range<size_t>& r) {
+    DecodedChunk chunk;
+    for (size_t k = r.begin(); k < r.end(); ++k) {
+      Status st = s.read_chunk(k, &chunk);
+      if (!st.is_ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (k < first_bad) {
+          first_bad = k;
+          bad = st;
+        }
+      }
+    }
+  });
+  out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t k = 0; k < s.chunk_count(); ++k) {
+    out->stored += s.chunk(k).stored_size;
+    out->raw += s.chunk(k).raw_size;
+    out->rows += s.chunk(k).row_count;
+  }
+  return bad;
+}
+
+// Whether the store's recorded source has changed since conversion (nullopt: cannot tell).
+std::optional<bool> stale(const SourceInfo& src) {
+  if (!src.size || !src.mtime || src.name == "-") return std::nullopt;
+  struct stat st;
+  if (::stat(src.name.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<uint64_t>(st.st_size) != *src.size || st.st_mtim.tv_sec != *src.mtime;
+}
+
+int run_info(const InfoArgs& a) {
+  std::unique_ptr<Store> store;
+  Status st = Store::open(a.store, &store);
+  if (!st.is_ok()) return fail(st);
+  const StoreMeta& m = store->meta();
+  uint64_t raw = 0, stored = 0;
+  for (size_t k = 0; k < store->chunk_count(); ++k) {
+    raw += store->chunk(k).raw_size;
+    stored += store->chunk(k).stored_size;
+  }
+  VerifyResult vr;
+  if (a.verify) {
+    st = verify(*store, a.threads, &vr);
+    if (!st.is_ok()) return fail(st);
+  }
+  const double ratio = stored ? static_cast<double>(raw) / static_cast<double>(stored) : 1.0;
+  const double density =
+      m.rows && m.features ? static_cast<double>(m.nnz) / (static_cast<double>(m.rows) * static_cast<double>(m.features)) : 0;
+  const double norm_mean = m.rows ? m.row_sq_norm_sum / static_cast<double>(m.rows) : 0;
+  const bool binary = m.label_kind == LabelKind::kBinary;
+  if (a.json) {
+    nlohmann::json j;
+    j["path"] = store->path();
+    j["format_version"] = kFormatVersion;
+    j["created_by"] = m.created_by;
+    j["rows"] = m.rows;
+    j["features"] = m.features;
+    j["nnz"] = m.nnz;
+    j["density"] = density;
+    j["chunks"] = store->chunk_count();
+    j["label_kind"] = binary ? "binary" : "real";
+    if (binary) {
+      j["label_positive"] = m.label_positive;
+      nlohmann::json counts = nlohmann::json::array();
+      for (auto& [label, count] : m.label_counts) {
+        counts.push_back({{"label", label}, {"maps_to", label == m.label_positive ? 1 : -1}, {"count", count}});
+      }
+      j["label_counts"] = counts;
+    } else {
+      j["label_min"] = m.label_min;
+      j["label_max"] = m.label_max;
+      j["label_mean"] = m.label_mean;
+    }
+    j["row_sq_norm_max"] = m.row_sq_norm_max;
+    j["row_sq_norm_mean"] = norm_mean;
+    j["row_sq_norm_sum"] = m.row_sq_norm_sum;
+    j["empty_rows"] = m.empty_rows;
+    j["index_base"] = m.index_base;
+    j["compression"] = m.options.compression;
+    j["level"] = m.options.level;
+    j["raw_bytes"] = raw;
+    j["stored_bytes"] = stored;
+    j["file_bytes"] = store->file_size();
+    j["compression_ratio"] = ratio;
+    j["skipped_lines"] = m.skipped_lines;
+    nlohmann::json sources = nlohmann::json::array();
+    for (const SourceInfo& s : m.sources) {
+      auto is_stale = stale(s);
+      sources.push_back({{"name", s.name},
+                         {"size", s.size ? nlohmann::json(*s.size) : nlohmann::json()},
+                         {"mtime", s.mtime ? nlohmann::json(*s.mtime) : nlohmann::json()},
+                         {"stale", is_stale ? nlohmann::json(*is_stale) : nlohmann::json()}});
+    }
+    j["sources"] = sources;
+    const StoreOptions& o = m.options;
+    j["options"] = {{"compression", o.compression}, {"level", o.level},
+                    {"chunk_rows", o.chunk_rows},   {"chunk_bytes", o.chunk_bytes},
+                    {"index_base", o.index_base},   {"features", o.features ? nlohmann::json(*o.features) : nlohmann::json()},
+                    {"task", o.task},               {"shuffle", o.shuffle},
+                    {"seed", o.seed},               {"test_fraction", o.test_fraction},
+                    {"part", o.part},               {"skip_bad_lines", o.skip_bad_lines}};
+    if (a.verify) {
+      j["verify"] = {{"ok", true},
+                     {"seconds", vr.seconds},
+                     {"stored_mb_per_s", static_cast<double>(vr.stored) / 1e6 / vr.seconds},
+                     {"raw_mb_per_s", static_cast<double>(vr.raw) / 1e6 / vr.seconds}};
+    }
+    std::cout << j.dump(2) << std::endl;
+    return kExOk;
+  }
+  fmt::memory_buffer b;
+  auto line = [&](const char* key, const std::string& value) {
+    fmt::format_to(std::back_inserter(b), "{:<12} {}\n", key, value);
+  };
+  line("store", store->path());
+  line("format", fmt::format("version {}, written by {}", kFormatVersion, m.created_by));
+  line("rows", fmt::format("{}", m.rows));
+  line("features", fmt::format("{}", m.features));
+  line("nnz", fmt::format("{} ({:.3g} per row, density {:.3g})", m.nnz,
+                          m.rows ? static_cast<double>(m.nnz) / static_cast<double>(m.rows) : 0.0, density));
+  if (binary) {
+    std::string s = "binary:";
+    for (auto& [label, count] : m.label_counts) {
+      s += fmt::format(" {} ({} in the source) {};", label == m.label_positive ? "+1" : "-1", label, count);
+    }
+    if (!m.label_counts.empty()) s.pop_back();
+    line("labels", s);
+  } else {
+    line("labels", fmt::format("real: min {}, max {}, mean {:.6g}", m.label_min, m.label_max, m.label_mean));
+  }
+  line("row norms", fmt::format("max |x|^2 {:.6g}, mean |x|^2 {:.6g}", m.row_sq_norm_max, norm_mean));
+  line("empty rows", fmt::format("{}", m.empty_rows));
+  line("chunks", fmt::format("{} ({}{}; up to {} rows or {} raw)", store->chunk_count(), m.options.compression,
+                             m.options.compression == "zstd" ? fmt::format(" level {}", m.options.level) : "",
+                             m.options.chunk_rows, human_bytes(static_cast<double>(m.options.chunk_bytes))));
+  line("bytes", fmt::format("raw {}, stored {} (compression ratio {:.2f}), file {}", human_bytes(static_cast<double>(raw)),
+                            human_bytes(static_cast<double>(stored)), ratio,
+                            human_bytes(static_cast<double>(store->file_size()))));
+  for (const SourceInfo& s : m.sources) {
+    auto is_stale = stale(s);
+    line("source", fmt::format("{}{}{}", s.name, s.size ? fmt::format(" ({} bytes)", *s.size) : "",
+                               is_stale && *is_stale ? " STALE: changed since conversion" : ""));
+  }
+  const StoreOptions& o = m.options;
+  line("conversion", fmt::format("index base {} ({}), task {}, shuffle {}, seed {}, part {}{}{}", m.index_base,
+                                 o.index_base, o.task, o.shuffle ? "yes" : "no", o.seed, o.part,
+                                 o.test_fraction > 0 ? fmt::format(" (test fraction {})", o.test_fraction) : "",
+                                 m.skipped_lines ? fmt::format(", {} bad lines skipped", m.skipped_lines) : ""));
+  if (a.verify) {
+    line("verify", fmt::format("ok: {} chunks, {} rows; {:.0f} MB/s stored, {:.0f} MB/s raw", store->chunk_count(),
+                               vr.rows, static_cast<double>(vr.stored) / 1e6 / vr.seconds,
+                               static_cast<double>(vr.raw) / 1e6 / vr.seconds));
+  }
+  std::fwrite(b.data(), 1, b.size(), stdout);
+  return kExOk;
+}
+
+}  // namespace
+
+void add_info(Cli& cli) {
+  auto a = std::make_shared<InfoArgs>();
+  CLI::App* c = cli.app.add_subcommand("info", "Describe a store");
+  c->add_option("store", a->store, "the store")->required();
+  c->add_flag("--json", a->json, "print JSON");
+  c->add_flag("--verify", a->verify, "read every chunk and check its checksum and contents");
+  c->add_option("--threads", a->threads, "threads for --verify (0: all cores)")->default_val(0);
+  c->callback([&cli, a] { cli.exit_code = run_info(*a); });
+}
+
+}  // namespace agld::cli
