@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <span>
 #include <vector>
 
@@ -39,5 +40,8 @@ struct SparseRows {
   }
   bool operator==(const SparseRows&) const = default;
 };
+
+// For test failure messages: the shape, and the first row that differs is easy to find.
+void PrintTo(const SparseRows& rows, std::ostream* os);
 
 }  // namespace agld

@@ -65,6 +65,11 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
   const uint64_t size = f.size();
   auto fail = [&](Status st) { return st.with_context(path); };
   if (size < kHeaderSize + kFooterSize) {
+    ByteSpan head;
+    if (size < 8 || (f.view(0, 8, &head).is_ok() && get<uint64_t>(head.data()) != format::kMagic)) {
+      return fail(Status::corruption("not an agld store (no store magic; " + std::to_string(size) +
+                                     " bytes)"));
+    }
     return fail(Status::corruption("file is " + std::to_string(size) +
                                    " bytes, too short to be a store (truncated?)"));
   }

@@ -33,7 +33,7 @@ TempDir::~TempDir() {
 RunResult run_shell(const std::string& command) {
   TempDir tmp;
   std::string out = tmp.file("stdout"), err = tmp.file("stderr");
-  std::string full = command + " >'" + out + "' 2>'" + err + "'";
+  std::string full = "( " + command + " ) >'" + out + "' 2>'" + err + "'";
   int rc = std::system(full.c_str());
   RunResult r;
   r.exit_code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);

@@ -1,0 +1,227 @@
+// Round-trip property tests of the store against an in-memory reference (leveldb's
+// table_test harness, in spirit): random sparse matrices through every combination of
+// chunk size, compression and value kind.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "agld/store.hpp"
+#include "store/crc32c.hpp"
+#include "test_support.hpp"
+
+namespace agld {
+namespace {
+
+using test::RandomMatrixSpec;
+using test::TempDir;
+
+// Writes rows into a store, chunk_rows rows a chunk.
+Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
+                   const ChunkCodec& codec, uint64_t features) {
+  std::unique_ptr<StoreWriter> w;
+  AGLD_RETURN_IF_ERROR(StoreWriter::create(path, &w));
+  for (size_t r = 0; r < rows.rows(); r += chunk_rows) {
+    EncodedChunk c;
+    AGLD_RETURN_IF_ERROR(encode_chunk(rows, r, std::min(rows.rows(), r + chunk_rows), codec, &c));
+    AGLD_RETURN_IF_ERROR(w->add_chunk(c));
+  }
+  StoreMeta m;
+  m.features = features;
+  m.label_kind = LabelKind::kReal;
+  return w->finish(m);
+}
+
+SparseRows read_all(const Store& s) {
+  SparseRows all;
+  DecodedChunk c;
+  for (size_t k = 0; k < s.chunk_count(); ++k) {
+    Status st = s.read_chunk(k, &c);
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
+    EXPECT_EQ(c.first_row(), all.rows());
+    c.append_to(&all);
+  }
+  return all;
+}
+
+TEST(Crc32c, KnownVectorsAndPortableAgreement) {
+  // RFC 3720 B.4: 32 bytes of zeros, and "123456789" -> 0xE3069283.
+  const char* digits = "123456789";
+  EXPECT_EQ(crc32c::value(digits, 9), 0xE3069283u);
+  EXPECT_EQ(crc32c::value_portable(digits, 9), 0xE3069283u);
+  std::vector<unsigned char> zeros(32, 0);
+  EXPECT_EQ(crc32c::value(zeros.data(), zeros.size()), 0x8A9136AAu);
+  std::mt19937_64 rng(7);
+  std::vector<unsigned char> data(10007);
+  for (auto& b : data) b = static_cast<unsigned char>(rng());
+  for (size_t n : {0, 1, 7, 8, 9, 63, 64, 4095, 10007}) {
+    EXPECT_EQ(crc32c::value(data.data(), n), crc32c::value_portable(data.data(), n)) << n;
+  }
+  // extend() continues a CRC.
+  EXPECT_EQ(crc32c::extend(crc32c::value(data.data(), 100), data.data() + 100, 900),
+            crc32c::value(data.data(), 1000));
+}
+
+struct RoundTripCase {
+  size_t chunk_rows;
+  Codec codec;
+  bool delta;
+  bool binary_values;
+  bool binary_labels;
+};
+
+class StoreRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
+
+TEST_P(StoreRoundTrip, MatchesReference) {
+  const RoundTripCase& p = GetParam();
+  const uint64_t seed = test::test_seed(1234 + p.chunk_rows);
+  std::mt19937_64 rng(seed);
+  TempDir dir;
+  for (int trial = 0; trial < 3; ++trial) {
+    RandomMatrixSpec spec;
+    spec.rows = 1 + rng() % 700;
+    spec.features = trial == 2 ? 4000000000u : static_cast<uint32_t>(50 + rng() % 5000);
+    spec.binary_values = p.binary_values;
+    spec.binary_labels = p.binary_labels;
+    SparseRows ref = test::random_matrix(spec, rng);
+    const std::string path = dir.file("s" + std::to_string(trial) + ".agld");
+    ChunkCodec codec{p.codec, 3, p.delta};
+    ASSERT_TRUE(write_store(path, ref, p.chunk_rows, codec, spec.features).is_ok());
+    std::unique_ptr<Store> s;
+    Status st = Store::open(path, &s);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    EXPECT_EQ(s->meta().rows, ref.rows());
+    EXPECT_EQ(s->meta().nnz, ref.nnz());
+    EXPECT_EQ(s->chunk_count(), (ref.rows() + p.chunk_rows - 1) / p.chunk_rows);
+    SparseRows back = read_all(*s);
+    ASSERT_EQ(back.rows(), ref.rows());
+    EXPECT_EQ(back.labels, ref.labels);
+    EXPECT_EQ(back.offsets, ref.offsets);
+    EXPECT_EQ(back.indices, ref.indices);
+    EXPECT_EQ(back.values, ref.values);
+    // chunk_of_row agrees with the index.
+    for (uint64_t r = 0; r < ref.rows(); r += 1 + ref.rows() / 17) {
+      const ChunkInfo& c = s->chunk(s->chunk_of_row(r));
+      EXPECT_LE(c.first_row, r);
+      EXPECT_LT(r, c.first_row + c.row_count);
+    }
+    // The value array is omitted exactly when every value in the chunk is 1.
+    for (size_t k = 0; k < s->chunk_count(); ++k) {
+      const ChunkInfo& c = s->chunk(k);
+      bool all_ones = true;
+      for (uint64_t q = ref.offsets[c.first_row]; q < ref.offsets[c.first_row + c.row_count]; ++q) {
+        all_ones = all_ones && ref.values[q] == 1.0f;
+      }
+      EXPECT_EQ((c.flags & kChunkValues) == 0, all_ones) << "chunk " << k;
+      EXPECT_EQ(c.codec, p.codec);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllCombinations, StoreRoundTrip,
+    ::testing::Values(RoundTripCase{1, Codec::kZstd, true, false, true},
+                      RoundTripCase{7, Codec::kZstd, true, true, true},
+                      RoundTripCase{64, Codec::kZstd, false, false, false},
+                      RoundTripCase{100000, Codec::kZstd, true, false, true},
+                      RoundTripCase{1, Codec::kNone, false, true, false},
+                      RoundTripCase{13, Codec::kNone, false, false, true},
+                      RoundTripCase{100000, Codec::kNone, false, true, true},
+                      RoundTripCase{250, Codec::kZstd, true, true, false}));
+
+TEST(Store, EmptyStoreRoundTrips) {
+  TempDir dir;
+  SparseRows none;
+  ASSERT_TRUE(write_store(dir.file("e.agld"), none, 10, ChunkCodec{}, 0).is_ok());
+  std::unique_ptr<Store> s;
+  ASSERT_TRUE(Store::open(dir.file("e.agld"), &s).is_ok());
+  EXPECT_EQ(s->meta().rows, 0u);
+  EXPECT_EQ(s->chunk_count(), 0u);
+}
+
+TEST(Store, MetadataRoundTrips) {
+  TempDir dir;
+  std::mt19937_64 rng(5);
+  SparseRows rows = test::random_matrix({}, rng);
+  std::unique_ptr<StoreWriter> w;
+  ASSERT_TRUE(StoreWriter::create(dir.file("m.agld"), &w).is_ok());
+  EncodedChunk c;
+  ASSERT_TRUE(encode_chunk(rows, 0, rows.rows(), ChunkCodec{}, &c).is_ok());
+  ASSERT_TRUE(w->add_chunk(c).is_ok());
+  StoreMeta m;
+  m.features = 1000;
+  m.label_kind = LabelKind::kBinary;
+  m.label_positive = 2;
+  m.label_counts = {{1, 70}, {2, 30}};
+  m.row_sq_norm_max = 12.5;
+  m.row_sq_norm_sum = 0.1 + 0.2;  // not exactly representable in decimal: must round-trip
+  m.empty_rows = 3;
+  m.index_base = 0;
+  m.sources = {{"a.svm", 123, 1700000000}, {"-", std::nullopt, std::nullopt}};
+  m.options.compression = "zstd";
+  m.options.level = 5;
+  m.options.features = 1000;
+  m.options.shuffle = true;
+  m.options.seed = 42;
+  m.options.test_fraction = 0.25;
+  m.options.part = "train";
+  m.skipped_lines = 9;
+  m.created_by = "agld test";
+  ASSERT_TRUE(w->finish(m).is_ok());
+  std::unique_ptr<Store> s;
+  ASSERT_TRUE(Store::open(dir.file("m.agld"), &s).is_ok());
+  const StoreMeta& b = s->meta();
+  EXPECT_EQ(b.rows, rows.rows());
+  EXPECT_EQ(b.label_kind, LabelKind::kBinary);
+  EXPECT_EQ(b.label_positive, 2);
+  EXPECT_EQ(b.label_counts, m.label_counts);
+  EXPECT_EQ(b.row_sq_norm_sum, m.row_sq_norm_sum);
+  EXPECT_EQ(b.index_base, 0);
+  ASSERT_EQ(b.sources.size(), 2u);
+  EXPECT_EQ(b.sources[0].size, 123u);
+  EXPECT_EQ(b.sources[0].mtime, 1700000000);
+  EXPECT_FALSE(b.sources[1].size.has_value());
+  EXPECT_EQ(b.options.level, 5);
+  EXPECT_EQ(b.options.features, 1000u);
+  EXPECT_TRUE(b.options.shuffle);
+  EXPECT_EQ(b.options.seed, 42u);
+  EXPECT_EQ(b.options.part, "train");
+  EXPECT_EQ(b.skipped_lines, 9u);
+  // Binary labels come out mapped to +-1, or raw on request.
+  DecodedChunk d;
+  ASSERT_TRUE(s->read_chunk(0, &d).is_ok());
+  for (size_t r = 0; r < rows.rows(); ++r) {
+    EXPECT_EQ(d.labels()[r], rows.labels[r] == 2 ? 1.0 : -1.0);
+  }
+  ASSERT_TRUE(s->read_chunk(0, &d, Store::Labels::kRaw).is_ok());
+  for (size_t r = 0; r < rows.rows(); ++r) EXPECT_EQ(d.labels()[r], rows.labels[r]);
+}
+
+TEST(Store, IndexAtOrAboveFeaturesIsCorruption) {
+  TempDir dir;
+  SparseRows rows;
+  std::vector<uint32_t> idx{3, 9};
+  std::vector<float> val{1, 2};
+  rows.add_row(1, idx, val);
+  ASSERT_TRUE(write_store(dir.file("x.agld"), rows, 10, ChunkCodec{}, 9).is_ok());
+  std::unique_ptr<Store> s;
+  ASSERT_TRUE(Store::open(dir.file("x.agld"), &s).is_ok());
+  DecodedChunk d;
+  Status st = s->read_chunk(0, &d);
+  EXPECT_EQ(st.code(), Status::Code::kCorruption);
+  EXPECT_NE(st.message().find("chunk 0"), std::string::npos) << st.message();
+}
+
+TEST(Store, NotAStore) {
+  TempDir dir;
+  test::write_file(dir.file("text.svm"), std::string(200, 'x'));
+  std::unique_ptr<Store> s;
+  Status st = Store::open(dir.file("text.svm"), &s);
+  EXPECT_EQ(st.code(), Status::Code::kCorruption);
+  EXPECT_NE(st.message().find("not an agld store"), std::string::npos) << st.message();
+  EXPECT_EQ(Store::open(dir.file("missing"), &s).code(), Status::Code::kNotFound);
+  test::write_file(dir.file("empty"), "");
+  EXPECT_EQ(Store::open(dir.file("empty"), &s).code(), Status::Code::kCorruption);
+}
+
+}  // namespace
+}  // namespace agld

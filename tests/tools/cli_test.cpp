@@ -1,0 +1,164 @@
+// The agld command line, end to end: exit codes (sysexits), one-line errors, and the
+// convert -> info -> dump round trip on the shipped dataset.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "test_support.hpp"
+
+namespace agld {
+namespace {
+
+using test::run_agld;
+using test::TempDir;
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+const std::string kHeart = std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.svm";
+
+// Parses LIBSVM lines into (label, sorted (index, value)) for comparison up to formatting.
+std::vector<std::pair<double, std::vector<std::pair<long, float>>>> parse_text(const std::string& text) {
+  std::vector<std::pair<double, std::vector<std::pair<long, float>>>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string tok;
+    ls >> tok;
+    std::pair<double, std::vector<std::pair<long, float>>> row{std::stod(tok), {}};
+    while (ls >> tok) {
+      size_t c = tok.find(':');
+      row.second.emplace_back(std::stol(tok.substr(0, c)), std::stof(tok.substr(c + 1)));
+    }
+    std::sort(row.second.begin(), row.second.end());
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void expect_one_line_error(const test::RunResult& r, int code, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, code) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("agld: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+}
+
+TEST(Cli, HeartScaleConvertsAndDumpsBackIdentically) {
+  TempDir dir;
+  const std::string store = dir.file("heart.agld");
+  auto r = run_agld("convert " + q(kHeart) + " -o " + q(store));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("270 rows"), std::string::npos) << r.err;
+  r = run_agld("dump " + q(store));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parse_text(r.out), parse_text(test::read_file(kHeart)));
+  // Every value in heart_scale has at most 6 significant digits, so the text is identical
+  // up to the trailing space the original has and "+1" written as "1".
+  std::string orig = test::read_file(kHeart), norm;
+  std::istringstream in(orig);
+  std::string line;
+  while (std::getline(in, line)) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (line.rfind("+1", 0) == 0) line = line.substr(1);
+    norm += line + "\n";
+  }
+  EXPECT_EQ(r.out, norm);
+  r = run_agld("dump " + q(store) + " --rows 268:");
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2);
+  r = run_agld("dump " + q(store) + " --rows 5");
+  EXPECT_EQ(parse_text(r.out)[0], parse_text(orig)[5]);
+  r = run_agld("dump " + q(store) + " --rows x:y");
+  expect_one_line_error(r, 64, "--rows");
+}
+
+TEST(Cli, InfoJsonHasTheDocumentedKeys) {
+  TempDir dir;
+  const std::string store = dir.file("heart.agld");
+  ASSERT_EQ(run_agld("convert " + q(kHeart) + " -o " + q(store) + " --quiet").exit_code, 0);
+  auto r = run_agld("info " + q(store) + " --json --verify");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rows"], 270);
+  EXPECT_EQ(j["features"], 13);
+  EXPECT_EQ(j["nnz"], 3378);
+  EXPECT_EQ(j["chunks"], 1);
+  EXPECT_EQ(j["label_kind"], "binary");
+  EXPECT_EQ(j["verify"]["ok"], true);
+  EXPECT_GT(j["compression_ratio"].get<double>(), 1.0);
+  EXPECT_EQ(j["sources"][0]["stale"], false);
+  EXPECT_EQ(j["sources"][0]["size"], 27670);
+  for (const char* key : {"row_sq_norm_max", "row_sq_norm_sum", "label_counts", "file_bytes", "options"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  r = run_agld("info " + q(store));
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("rows         270"), std::string::npos) << r.out;
+}
+
+TEST(Cli, StaleSourceIsRecognised) {
+  TempDir dir;
+  const std::string src = dir.file("s.svm"), store = dir.file("s.agld");
+  test::write_file(src, "1 1:1\n-1 2:1\n");
+  ASSERT_EQ(run_agld("convert " + q(src) + " -o " + q(store) + " -q").exit_code, 0);
+  test::write_file(src, "1 1:1\n-1 2:1\n1 3:1\n");
+  auto r = run_agld("info " + q(store) + " --json");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["sources"][0]["stale"], true);
+  r = run_agld("info " + q(store));
+  EXPECT_NE(r.out.find("STALE"), std::string::npos);
+}
+
+TEST(Cli, StdinAndCompressedStdin) {
+  TempDir dir;
+  const std::string gz = dir.file("h.gz");
+  ASSERT_EQ(test::run_shell("gzip -c " + q(kHeart) + " > " + q(gz)).exit_code, 0);
+  for (const std::string& in : {kHeart, gz}) {
+    auto r = run_agld("convert - -o " + q(dir.file("x.agld")) + " --json", in);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["rows"], 270);
+    r = run_agld("info " + q(dir.file("x.agld")) + " --json");
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["sources"][0]["name"], "-");
+    EXPECT_TRUE(j["sources"][0]["size"].is_null());
+  }
+}
+
+TEST(Cli, ExitCodesAndOneLineErrors) {
+  TempDir dir;
+  expect_one_line_error(run_agld("convert"), 64, "");
+  expect_one_line_error(run_agld("convert " + q(kHeart) + " -o x --compression lz4"), 64, "--compression");
+  expect_one_line_error(run_agld("convert " + q(kHeart) + " -o x --chunk-bytes 12Q"), 64, "size");
+  expect_one_line_error(run_agld("convert " + q(kHeart) + " -o x --test-fraction 0.2"), 64, "--test-output");
+  expect_one_line_error(run_agld("frobnicate"), 64, "");
+  expect_one_line_error(run_agld("convert " + q(dir.file("missing.svm")) + " -o " + q(dir.file("o.agld"))), 66,
+                        "missing.svm: no such file");
+  test::write_file(dir.file("bad.svm"), "1 1:1\n1 2:1 2:3\n");
+  const std::string out = dir.file("bad.agld");
+  expect_one_line_error(run_agld("convert " + q(dir.file("bad.svm")) + " -o " + q(out)), 65,
+                        "bad.svm:2:7: duplicate feature index 2");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // A failed conversion leaves a previous good store untouched.
+  ASSERT_EQ(run_agld("convert " + q(kHeart) + " -o " + q(out) + " -q").exit_code, 0);
+  const std::string good = test::read_file(out);
+  EXPECT_EQ(run_agld("convert " + q(dir.file("bad.svm")) + " -o " + q(out)).exit_code, 65);
+  EXPECT_EQ(test::read_file(out), good);
+  EXPECT_EQ(test::list_dir(dir.path()), (std::vector<std::string>{"bad.agld", "bad.svm"}));
+  expect_one_line_error(run_agld("info " + q(dir.file("bad.svm"))), 65, "not an agld store");
+  expect_one_line_error(run_agld("info " + q(dir.file("nope.agld"))), 66, "no such file");
+  expect_one_line_error(run_agld("convert " + q(out) + " -o " + q(out)), 64, "overwrite an input");
+  EXPECT_EQ(run_agld("--help").exit_code, 0);
+  EXPECT_EQ(run_agld("--version").out, "agld 0.1.0\n");
+}
+
+TEST(Cli, SkipBadLinesReportsThem) {
+  TempDir dir;
+  test::write_file(dir.file("s.svm"), "1 1:1\n1 2:x\n-1 3:1\n");
+  auto r = run_agld("convert " + q(dir.file("s.svm")) + " -o " + q(dir.file("s.agld")) + " --skip-bad-lines --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["skipped_lines"], 1);
+  EXPECT_NE(r.err.find("skipped 1 bad line"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("s.svm:2:5"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace agld
