@@ -16,7 +16,8 @@ struct ConvertArgs {
   std::string memory = "1G";
   bool quiet = false;
   bool json = false;
-  bool no_delta = false;
+  bool delta = false;
+  bool no_index_shuffle = false;
 };
 
 void draw_progress(const ConvertProgress& p) {
@@ -35,7 +36,8 @@ void draw_progress(const ConvertProgress& p) {
 int run_convert(ConvertArgs& a) {
   a.opt.chunk_bytes = parse_size(a.chunk_bytes);
   a.opt.memory = parse_size(a.memory);
-  a.opt.delta = !a.no_delta;
+  a.opt.delta = a.delta;
+  a.opt.index_shuffle = !a.no_index_shuffle;
   const bool show = !a.quiet && stderr_is_tty();
   ConvertReport rep;
   ConvertProgressFn progress;
@@ -92,7 +94,7 @@ void add_convert(Cli& cli) {
   c->add_option("inputs", a->opt.inputs, "LIBSVM files, read in order; - is stdin")->required();
   c->add_option("-o,--output", a->opt.output, "the store to write")->required();
   c->add_option("--compression", a->opt.compression, "zstd, zstd:LEVEL (-7..22) or none")
-      ->default_str("zstd:3");
+      ->default_str("zstd:1");
   c->add_option("--chunk-rows", a->opt.chunk_rows, "a chunk closes at this many rows")
       ->default_val(a->opt.chunk_rows);
   c->add_option("--chunk-bytes", a->chunk_bytes, "... or at this many raw bytes")
@@ -118,7 +120,8 @@ void add_convert(Cli& cli) {
                 "send each row to the test store with this probability (seeded)");
   c->add_option("--test-output", a->opt.test_output, "the test store for --test-fraction");
   c->add_flag("--skip-bad-lines", a->opt.skip_bad_lines, "skip and count bad lines instead of stopping");
-  c->add_flag("--no-delta", a->no_delta, "do not delta-code indices before zstd");
+  c->add_flag("--delta", a->delta, "delta-code indices within rows before zstd (off: it hurts on criteo/kdd12)");
+  c->add_flag("--no-index-shuffle", a->no_index_shuffle, "do not byte-transpose the index column before zstd");
   c->add_flag("-q,--quiet", a->quiet, "no progress line and no summary");
   c->add_flag("--json", a->json, "print a JSON report on stdout");
   c->callback([&cli, a] { cli.exit_code = run_convert(*a); });

@@ -16,7 +16,7 @@ namespace agld {
 struct ConvertOptions {
   std::vector<std::string> inputs;  // "-" is stdin
   std::string output;
-  std::string compression = "zstd";  // "zstd", "zstd:LEVEL" or "none"
+  std::string compression = "zstd:1";  // "zstd", "zstd:LEVEL" (default level 1) or "none"
   uint64_t chunk_rows = 65536;       // a chunk closes at this many rows ...
   uint64_t chunk_bytes = 1 << 20;    // ... or this many raw bytes, whichever comes first
   int threads = 0;                   // 0: all cores
@@ -30,7 +30,8 @@ struct ConvertOptions {
   double test_fraction = 0;
   std::string test_output;
   bool skip_bad_lines = false;
-  bool delta = true;  // delta-code indices before zstd
+  bool delta = false;        // delta-code indices before zstd
+  bool index_shuffle = true;  // byte-transpose the index column before zstd
 };
 
 struct ConvertProgress {

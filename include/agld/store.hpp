@@ -22,6 +22,10 @@ inline constexpr uint32_t kFormatVersion = 1;
 enum class Codec : uint8_t { kNone = 0, kZstd = 1 };
 inline constexpr uint8_t kChunkValues = 1;  // the value array is present
 inline constexpr uint8_t kChunkDelta = 2;   // indices delta-coded within each row
+// With kChunkValues: only values other than 1 are stored, after a bitmap of which they are.
+inline constexpr uint8_t kChunkSparseValues = 4;
+// The index column is stored byte-transposed (zstd only): byte b of index i at b * nnz + i.
+inline constexpr uint8_t kChunkIndexShuffle = 8;
 
 struct ChunkInfo {
   uint64_t offset = 0;
@@ -46,7 +50,7 @@ struct SourceInfo {
 // The conversion options that shape a store's content, recorded in it.
 struct StoreOptions {
   std::string compression = "zstd";
-  int level = 3;
+  int level = 1;
   uint64_t chunk_rows = 0;
   uint64_t chunk_bytes = 0;
   std::string index_base = "auto";
@@ -142,8 +146,9 @@ class Store {
 
 struct ChunkCodec {
   Codec codec = Codec::kZstd;
-  int level = 3;
-  bool delta = true;  // delta-code indices (only with zstd; `none` stores them plain)
+  int level = 1;
+  bool delta = false;        // delta-code indices (zstd only; measured to hurt on criteo/kdd12)
+  bool index_shuffle = true;  // byte-transpose the index column (zstd only; faster, smaller)
 };
 
 // A chunk encoded for writing: its stored bytes and index entry (offset, first_row unset).

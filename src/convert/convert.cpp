@@ -156,7 +156,7 @@ Status Converter::validate() {
     codec_.codec = Codec::kNone;
   } else if (c == "zstd" || c.rfind("zstd:", 0) == 0) {
     codec_.codec = Codec::kZstd;
-    codec_.level = 3;
+    codec_.level = 1;
     if (c.size() > 5) {
       try {
         size_t pos;
@@ -173,6 +173,7 @@ Status Converter::validate() {
     return Status::invalid_argument("--compression must be zstd, zstd:LEVEL or none, not '" + c + "'");
   }
   codec_.delta = opt_.delta;
+  codec_.index_shuffle = opt_.index_shuffle;
   if (opt_.chunk_rows == 0 || opt_.chunk_rows > (uint64_t{1} << 31)) {
     return Status::invalid_argument("--chunk-rows must be between 1 and 2^31");
   }
@@ -568,8 +569,19 @@ Status Converter::finish() {
     m.created_by = std::string("agld ") + kVersion;
     AGLD_RETURN_IF_ERROR(s.writer->finish_uncommitted(std::move(m)));
   }
-  // Both outputs are complete: publish them.
-  for (Sink& s : sinks_) AGLD_RETURN_IF_ERROR(s.writer->commit());
+  // Both outputs are complete: publish them. Two renames cannot be made atomic together: if
+  // a later commit fails, remove the outputs already published, so that a failure leaves
+  // neither (whatever they replaced is gone by then).
+  for (size_t k = 0; k < sinks_.size(); ++k) {
+    Status st = sinks_[k].writer->commit();
+    if (!st.is_ok()) {
+      for (size_t j = 0; j < k; ++j) {
+        std::error_code ec;
+        std::filesystem::remove(sinks_[j].path, ec);
+      }
+      return st;
+    }
+  }
   report_->rows = sinks_[0].writer->rows();
   report_->nnz = sinks_[0].writer->nnz();
   report_->output_bytes = sinks_[0].writer->bytes_written();

@@ -25,7 +25,41 @@ inline const char* token_end(const char* p, const char* end) {
 
 // Parses a float; accepts a leading '+', exponents. Underflow rounds to zero; overflow,
 // NaN and infinity fail with a message.
+// Exact fast path for the common short decimals ("0.693147", "-12", "3.5"): an integer
+// mantissa m < 2^24 and k <= 10 fractional digits are both exact in float, so m / 10^k is
+// one correctly rounded IEEE division (Clinger's fast path). Returns nullptr when the token
+// does not fit it (exponents, long mantissas, inf, nan), leaving it to from_chars.
+inline const char* parse_float_fast(const char* p, const char* end, float* out) {
+  static constexpr float kPow10[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+  bool neg = false;
+  if (p < end && (*p == '-' || *p == '+')) {
+    neg = *p == '-';
+    ++p;
+  }
+  uint32_t m = 0;
+  int digits = 0, frac = -1;
+  const char* start = p;
+  for (; p < end; ++p) {
+    const unsigned d = static_cast<unsigned char>(*p) - '0';
+    if (d < 10) {
+      m = m * 10 + d;
+      if (++digits > 7) return nullptr;  // 10^7 < 2^24: 7 digits always fit
+      if (frac >= 0) ++frac;
+    } else if (*p == '.' && frac < 0) {
+      frac = 0;
+    } else {
+      break;
+    }
+  }
+  if (digits == 0 || (p < end && !is_space(*p) && *p != '#') || p == start) return nullptr;
+  float v = static_cast<float>(m);
+  if (frac > 0) v /= kPow10[frac];
+  *out = neg ? -v : v;
+  return p;
+}
+
 inline const char* parse_float(const char* p, const char* end, float* out, const char** why) {
+  if (const char* q = parse_float_fast(p, end, out)) return q;
   const char* s = (p < end && *p == '+' && p + 1 < end && *(p + 1) != '-') ? p + 1 : p;
   auto [q, ec] = std::from_chars(s, end, *out);
   if (ec == std::errc::result_out_of_range) {
@@ -47,6 +81,18 @@ inline const char* parse_float(const char* p, const char* end, float* out, const
 }
 
 inline const char* parse_double(const char* p, const char* end, double* out, const char** why) {
+  {  // Fast path: a small integer label ("1", "-1", "+1", "0").
+    const char* q = p;
+    bool neg = false;
+    if (q < end && (*q == '-' || *q == '+')) neg = *q++ == '-';
+    int64_t v = 0;
+    const char* digits = q;
+    while (q < end && q - digits < 15 && *q >= '0' && *q <= '9') v = v * 10 + (*q++ - '0');
+    if (q > digits && (q == end || is_space(*q) || *q == '#')) {
+      *out = static_cast<double>(neg ? -v : v);
+      return q;
+    }
+  }
   const char* s = (p < end && *p == '+' && p + 1 < end && *(p + 1) != '-') ? p + 1 : p;
   auto [q, ec] = std::from_chars(s, end, *out);
   if (ec == std::errc::result_out_of_range) {
@@ -90,8 +136,8 @@ class LineParser {
       return error(p, "label " + quote(p, token_end(p, end)) +
                           " is not a binary label (-1/+1, 0/1 or 1/2) and --task is binary");
     }
-    idx_.clear();
-    val_.clear();
+    SparseRows& rows = out_->rows;
+    base_ = rows.indices.size();  // this row's entries go straight to the block, from here
     bool sorted = true;
     uint64_t prev = 0;
     p = q;
@@ -169,27 +215,24 @@ class LineParser {
         }
         p = vq;
       }
-      if (!idx_.empty()) {
+      if (rows.indices.size() > base_) {
         if (index == prev) return error(tok, "duplicate feature index " + std::to_string(raw) + " in a row");
         if (index < prev) sorted = false;
       }
       prev = index;
-      idx_.push_back(static_cast<uint32_t>(index));
-      val_.push_back(v);
+      rows.indices.push_back(static_cast<uint32_t>(index));
+      rows.values.push_back(v);
     }
     if (!sorted && !sort_row(end)) return false;
     double sq = 0;
-    for (float v : val_) sq += static_cast<double>(v) * v;
-    SparseRows& rows = out_->rows;
+    for (size_t k = base_; k < rows.values.size(); ++k) sq += static_cast<double>(rows.values[k]) * rows.values[k];
     rows.labels.push_back(label);
-    rows.indices.insert(rows.indices.end(), idx_.begin(), idx_.end());
-    rows.values.insert(rows.values.end(), val_.begin(), val_.end());
     rows.offsets.push_back(rows.indices.size());
     out_->row_line.push_back(line_no);
-    if (idx_.empty()) {
+    if (rows.indices.size() == base_) {
       ++out_->empty_rows;
     } else {
-      out_->max_index = std::max<uint64_t>(out_->max_index, uint64_t{idx_.back()} + 1);
+      out_->max_index = std::max<uint64_t>(out_->max_index, uint64_t{rows.indices.back()} + 1);
     }
     out_->sq_norm_max = std::max(out_->sq_norm_max, sq);
     out_->sq_norm_sum += sq;
@@ -198,14 +241,17 @@ class LineParser {
 
  private:
   bool sort_row(const char* end) {
-    perm_.resize(idx_.size());
+    uint32_t* idx = out_->rows.indices.data() + base_;
+    float* val = out_->rows.values.data() + base_;
+    const size_t n = out_->rows.indices.size() - base_;
+    perm_.resize(n);
     std::iota(perm_.begin(), perm_.end(), 0u);
-    std::sort(perm_.begin(), perm_.end(), [&](uint32_t a, uint32_t b) { return idx_[a] < idx_[b]; });
-    tmp_idx_.resize(idx_.size());
-    tmp_val_.resize(val_.size());
-    for (size_t k = 0; k < perm_.size(); ++k) {
-      tmp_idx_[k] = idx_[perm_[k]];
-      tmp_val_[k] = val_[perm_[k]];
+    std::sort(perm_.begin(), perm_.end(), [&](uint32_t a, uint32_t b) { return idx[a] < idx[b]; });
+    tmp_idx_.resize(n);
+    tmp_val_.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      tmp_idx_[k] = idx[perm_[k]];
+      tmp_val_[k] = val[perm_[k]];
     }
     for (size_t k = 1; k < tmp_idx_.size(); ++k) {
       if (tmp_idx_[k] == tmp_idx_[k - 1]) {
@@ -217,8 +263,8 @@ class LineParser {
         return error(p ? p : line_, "duplicate feature index " + std::to_string(raw) + " in a row");
       }
     }
-    idx_.swap(tmp_idx_);
-    val_.swap(tmp_val_);
+    std::copy(tmp_idx_.begin(), tmp_idx_.end(), idx);
+    std::copy(tmp_val_.begin(), tmp_val_.end(), val);
     return true;
   }
 
@@ -237,6 +283,8 @@ class LineParser {
   }
 
   bool error(const char* at, std::string what) {
+    out_->rows.indices.resize(base_);  // drop the bad row's entries
+    out_->rows.values.resize(base_);
     if (out_->errors.size() < kMaxReportedErrors) {
       out_->errors.push_back({line_no_, static_cast<uint64_t>(at - line_) + 1, std::move(what)});
     }
@@ -248,8 +296,9 @@ class LineParser {
   ParsedBlock* out_;
   const char* line_ = nullptr;
   uint64_t line_no_ = 0;
-  std::vector<uint32_t> idx_, tmp_idx_, perm_;
-  std::vector<float> val_, tmp_val_;
+  size_t base_ = 0;  // where the current row's entries start in out_->rows
+  std::vector<uint32_t> tmp_idx_, perm_;
+  std::vector<float> tmp_val_;
 };
 
 }  // namespace

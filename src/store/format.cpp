@@ -43,6 +43,7 @@ Status decode_footer(const std::byte* in, uint32_t header_version, Footer* f) {
   if (get<uint32_t>(in + 52) != crc32c::value(in, 52)) {
     return Status::corruption("footer: checksum mismatch");
   }
+  if (get<uint64_t>(in + 40) != 0) return Status::corruption("footer: reserved bytes are not zero");
   f->meta_offset = get<uint64_t>(in + 0);
   f->meta_size = get<uint64_t>(in + 8);
   f->index_offset = get<uint64_t>(in + 16);
@@ -195,6 +196,18 @@ Status decode_meta(const std::string& text, StoreMeta* m) {
     return Status::corruption(std::string("metadata: ") + e.what());
   }
   return Status::ok();
+}
+
+void byte_shuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    for (uint64_t b = 0; b < 4; ++b) dst[b * n + i] = src[4 * i + b];
+  }
+}
+
+void byte_unshuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    for (uint64_t b = 0; b < 4; ++b) dst[4 * i + b] = src[b * n + i];
+  }
 }
 
 }  // namespace agld::format

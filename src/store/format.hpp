@@ -19,7 +19,7 @@ inline constexpr uint64_t kMagic = 0x31525453444C4741ull;  // "AGLDSTR1"
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kFooterSize = 64;
 inline constexpr size_t kIndexEntrySize = 40;
-inline constexpr uint8_t kKnownFlags = kChunkValues | kChunkDelta;
+inline constexpr uint8_t kKnownFlags = kChunkValues | kChunkDelta | kChunkSparseValues | kChunkIndexShuffle;
 
 template <typename T>
 inline void put(std::byte* p, T v) {
@@ -48,9 +48,25 @@ ChunkInfo decode_index_entry(const std::byte* in);
 std::string encode_meta(const StoreMeta& meta);
 Status decode_meta(const std::string& text, StoreMeta* meta);
 
-// raw_size implied by a chunk's shape and flags.
+// Bytes of the raw chunk before its value section.
+inline uint64_t raw_prefix_size(uint64_t rows, uint64_t nnz) { return 12 * rows + 4 * nnz; }
+
+// raw_size of a chunk with dense or no values.
 inline uint64_t raw_size_for(uint64_t rows, uint64_t nnz, uint8_t flags) {
-  return 12 * rows + 4 * nnz + ((flags & kChunkValues) ? 4 * nnz : 0);
+  return raw_prefix_size(rows, nnz) + ((flags & kChunkValues) ? 4 * nnz : 0);
 }
+
+// Whether a raw_size is possible for the shape and flags: exact for dense or no values;
+// for sparse values, room for the bitmap and a whole number of at most nnz values.
+inline bool raw_size_valid(uint64_t rows, uint64_t nnz, uint8_t flags, uint64_t raw_size) {
+  if (!(flags & kChunkSparseValues)) return raw_size == raw_size_for(rows, nnz, flags);
+  if (!(flags & kChunkValues)) return false;
+  const uint64_t fixed = raw_prefix_size(rows, nnz) + (nnz + 7) / 8;
+  return raw_size >= fixed && (raw_size - fixed) % 4 == 0 && (raw_size - fixed) / 4 <= nnz;
+}
+
+// Byte-transposes n 4-byte elements: dst[b * n + i] = src[4 * i + b], and back.
+void byte_shuffle4(const std::byte* src, std::byte* dst, uint64_t n);
+void byte_unshuffle4(const std::byte* src, std::byte* dst, uint64_t n);
 
 }  // namespace agld::format

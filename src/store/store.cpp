@@ -94,6 +94,9 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
   if (get<uint32_t>(header.data() + 8) != kFormatVersion) {
     return fail(Status::corruption("header: format version disagrees with the footer"));
   }
+  if (get<uint32_t>(header.data() + 12) != 0) {
+    return fail(Status::corruption("header: reserved bytes are not zero"));
+  }
   // Layout: every region inside the file, in order, without overflow.
   const uint64_t footer_at = size - kFooterSize;
   if (ft.chunk_count > (footer_at - kHeaderSize) / kIndexEntrySize ||
@@ -126,9 +129,12 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
   s->chunks_.resize(ft.chunk_count);
   uint64_t expect_offset = kHeaderSize, expect_row = 0, nnz = 0;
   for (size_t k = 0; k < ft.chunk_count; ++k) {
-    ChunkInfo c = format::decode_index_entry(index_bytes.data() + k * kIndexEntrySize);
+    const std::byte* entry = index_bytes.data() + k * kIndexEntrySize;
+    ChunkInfo c = format::decode_index_entry(entry);
     std::string why;
-    if (c.offset != expect_offset) {
+    if (get<uint16_t>(entry + 38) != 0) {
+      why = "reserved bytes are not zero";
+    } else if (c.offset != expect_offset) {
       why = "offset " + std::to_string(c.offset) + ", expected " + std::to_string(expect_offset);
     } else if (c.stored_size > ft.meta_offset - c.offset) {
       why = "extends past the chunk area";
@@ -140,7 +146,7 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
       why = "unknown codec " + std::to_string(static_cast<int>(c.codec));
     } else if ((c.flags & ~format::kKnownFlags) != 0) {
       why = "unknown flags " + std::to_string(c.flags);
-    } else if (c.raw_size != format::raw_size_for(c.row_count, c.nnz, c.flags)) {
+    } else if (!format::raw_size_valid(c.row_count, c.nnz, c.flags, c.raw_size)) {
       why = "raw size " + std::to_string(c.raw_size) + " does not match its shape";
     } else if (c.codec == Codec::kNone && c.stored_size != c.raw_size) {
       why = "uncompressed but stored size differs from raw size";
@@ -179,7 +185,20 @@ Status Store::read_chunk(size_t k, DecodedChunk* out, Labels labels) const {
   AGLD_RETURN_IF_ERROR(file_->view(c.offset, c.stored_size, &stored));
   if (crc32c::value(stored.data(), stored.size()) != c.crc) return corrupt("checksum mismatch");
 
-  out->raw_.resize((c.raw_size + 7) / 8);
+  if (c.codec == Codec::kZstd) {
+    // Check the frame's declared size before allocating raw_size bytes for it: a damaged
+    // (or hostile) index could otherwise ask for up to 4 GiB.
+    const unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
+    if (declared == ZSTD_CONTENTSIZE_ERROR) return corrupt("zstd: not a zstd frame");
+    if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != c.raw_size) {
+      return corrupt("zstd frame holds " + std::to_string(declared) + " bytes, the index says " +
+                     std::to_string(c.raw_size));
+    }
+  }
+  const bool sparse_values = (c.flags & kChunkSparseValues) != 0;
+  const uint64_t raw_words = (uint64_t{c.raw_size} + 7) / 8;
+  // Sparse values are expanded to a dense array placed after the raw chunk.
+  out->raw_.resize(raw_words + (sparse_values ? (uint64_t{c.nnz} + 1) / 2 : 0));
   auto* raw = reinterpret_cast<std::byte*>(out->raw_.data());
   if (c.codec == Codec::kNone) {
     std::copy(stored.begin(), stored.end(), raw);
@@ -188,14 +207,37 @@ Status Store::read_chunk(size_t k, DecodedChunk* out, Labels labels) const {
     size_t n = ZSTD_decompressDCtx(dctx.ctx, raw, c.raw_size, stored.data(), stored.size());
     if (ZSTD_isError(n)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
     if (n != c.raw_size) return corrupt("decompressed to the wrong size");
+    if (c.flags & kChunkIndexShuffle) {
+      thread_local std::vector<std::byte> scratch;
+      std::byte* at = raw + 12 * uint64_t{c.row_count};
+      scratch.assign(at, at + 4 * uint64_t{c.nnz});
+      format::byte_unshuffle4(scratch.data(), at, c.nnz);
+    }
   }
   const uint32_t rows = c.row_count;
   auto* lab = reinterpret_cast<double*>(raw);
   auto* row_nnz = reinterpret_cast<const uint32_t*>(raw + 8 * uint64_t{rows});
   auto* idx = reinterpret_cast<uint32_t*>(raw + 12 * uint64_t{rows});
-  auto* val = (c.flags & kChunkValues)
-                  ? reinterpret_cast<const float*>(raw + 12 * uint64_t{rows} + 4 * uint64_t{c.nnz})
-                  : nullptr;
+  const float* val = nullptr;
+  if (sparse_values) {
+    const auto* bitmap = reinterpret_cast<const uint8_t*>(raw + format::raw_prefix_size(rows, c.nnz));
+    const auto* stored_vals = reinterpret_cast<const std::byte*>(bitmap + (uint64_t{c.nnz} + 7) / 8);
+    const uint64_t count = (raw + c.raw_size - stored_vals) / 4;
+    auto* dense = reinterpret_cast<float*>(out->raw_.data() + raw_words);
+    uint64_t j = 0;
+    for (uint32_t p = 0; p < c.nnz; ++p) {
+      if (bitmap[p >> 3] & (1u << (p & 7))) {
+        if (j == count) return corrupt("value bitmap names more values than are stored");
+        dense[p] = format::get<float>(stored_vals + 4 * j++);
+      } else {
+        dense[p] = 1.0f;
+      }
+    }
+    if (j != count) return corrupt("value bitmap names fewer values than are stored");
+    val = dense;
+  } else if (c.flags & kChunkValues) {
+    val = reinterpret_cast<const float*>(raw + format::raw_prefix_size(rows, c.nnz));
+  }
   out->offsets_.resize(rows + 1);
   uint64_t total = 0;
   out->offsets_[0] = 0;
@@ -253,13 +295,18 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
                     EncodedChunk* out) {
   const uint64_t n = r1 - r0;
   const uint64_t nnz = rows.offsets[r1] - rows.offsets[r0];
-  bool all_ones = true;
-  for (uint64_t p = rows.offsets[r0]; p < rows.offsets[r1] && all_ones; ++p) {
-    all_ones = rows.values[p] == 1.0f;
-  }
+  const float* vals = rows.values.data() + rows.offsets[r0];
+  uint64_t not_one = 0;
+  for (uint64_t p = 0; p < nnz; ++p) not_one += vals[p] != 1.0f;
+  // Values: none when all are 1; else whichever of dense or bitmap + non-ones is smaller.
+  const uint64_t sparse_bytes = (nnz + 7) / 8 + 4 * not_one;
+  const bool sparse = not_one > 0 && sparse_bytes < 4 * nnz;
   const bool delta = codec.codec == Codec::kZstd && codec.delta;
-  const uint8_t flags = (all_ones ? 0 : kChunkValues) | (delta ? kChunkDelta : 0);
-  const uint64_t raw_size = format::raw_size_for(n, nnz, flags);
+  const bool shuffle = codec.codec == Codec::kZstd && codec.index_shuffle;
+  const uint8_t flags = (not_one ? kChunkValues : 0) | (sparse ? kChunkSparseValues : 0) |
+                        (delta ? kChunkDelta : 0) | (shuffle ? kChunkIndexShuffle : 0);
+  const uint64_t raw_size =
+      sparse ? format::raw_prefix_size(n, nnz) + sparse_bytes : format::raw_size_for(n, nnz, flags);
   if (n == 0 || n > std::numeric_limits<uint32_t>::max() ||
       nnz > std::numeric_limits<uint32_t>::max() || raw_size > std::numeric_limits<uint32_t>::max()) {
     return Status::invalid_argument("chunk of " + std::to_string(n) + " rows and " +
@@ -290,10 +337,29 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
     std::memcpy(p, idx, 4 * nnz);
     p += 4 * nnz;
   }
-  if (!all_ones) std::memcpy(p, rows.values.data() + rows.offsets[r0], 4 * nnz);
+  if (sparse) {
+    auto* bitmap = reinterpret_cast<uint8_t*>(p);
+    std::memset(bitmap, 0, (nnz + 7) / 8);
+    std::byte* q = p + (nnz + 7) / 8;
+    for (uint64_t k = 0; k < nnz; ++k) {
+      if (vals[k] != 1.0f) {
+        bitmap[k >> 3] = static_cast<uint8_t>(bitmap[k >> 3] | (1u << (k & 7)));
+        format::put<float>(q, vals[k]);
+        q += 4;
+      }
+    }
+  } else if (not_one) {
+    std::memcpy(p, vals, 4 * nnz);
+  }
 
   if (codec.codec == Codec::kZstd) {
     thread_local ZstdCCtx cctx;
+    if (shuffle) {
+      thread_local std::vector<std::byte> plain;
+      std::byte* at = raw.data() + 12 * n;
+      plain.assign(at, at + 4 * nnz);
+      format::byte_shuffle4(plain.data(), at, nnz);
+    }
     out->bytes.resize(ZSTD_compressBound(raw_size));
     size_t m = ZSTD_compressCCtx(cctx.ctx, out->bytes.data(), out->bytes.size(), raw.data(),
                                  raw_size, codec.level);

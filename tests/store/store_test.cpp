@@ -67,6 +67,7 @@ struct RoundTripCase {
   bool delta;
   bool binary_values;
   bool binary_labels;
+  bool index_shuffle = true;
 };
 
 class StoreRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
@@ -84,7 +85,7 @@ TEST_P(StoreRoundTrip, MatchesReference) {
     spec.binary_labels = p.binary_labels;
     SparseRows ref = test::random_matrix(spec, rng);
     const std::string path = dir.file("s" + std::to_string(trial) + ".agld");
-    ChunkCodec codec{p.codec, 3, p.delta};
+    ChunkCodec codec{p.codec, 3, p.delta, p.index_shuffle};
     ASSERT_TRUE(write_store(path, ref, p.chunk_rows, codec, spec.features).is_ok());
     std::unique_ptr<Store> s;
     Status st = Store::open(path, &s);
@@ -113,6 +114,8 @@ TEST_P(StoreRoundTrip, MatchesReference) {
       }
       EXPECT_EQ((c.flags & kChunkValues) == 0, all_ones) << "chunk " << k;
       EXPECT_EQ(c.codec, p.codec);
+      EXPECT_EQ((c.flags & kChunkIndexShuffle) != 0, p.codec == Codec::kZstd && p.index_shuffle);
+      EXPECT_EQ((c.flags & kChunkDelta) != 0, p.codec == Codec::kZstd && p.delta);
     }
   }
 }
@@ -120,13 +123,41 @@ TEST_P(StoreRoundTrip, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(
     AllCombinations, StoreRoundTrip,
     ::testing::Values(RoundTripCase{1, Codec::kZstd, true, false, true},
-                      RoundTripCase{7, Codec::kZstd, true, true, true},
+                      RoundTripCase{7, Codec::kZstd, true, true, true, false},
                       RoundTripCase{64, Codec::kZstd, false, false, false},
+                      RoundTripCase{64, Codec::kZstd, false, false, false, false},
+                      RoundTripCase{501, Codec::kZstd, true, false, false, false},
                       RoundTripCase{100000, Codec::kZstd, true, false, true},
                       RoundTripCase{1, Codec::kNone, false, true, false},
                       RoundTripCase{13, Codec::kNone, false, false, true},
                       RoundTripCase{100000, Codec::kNone, false, true, true},
                       RoundTripCase{250, Codec::kZstd, true, true, false}));
+
+TEST(Store, ValueLayoutIsTheSmallest) {
+  // All ones: no value array. No ones: dense values. Some ones: bitmap + the others.
+  TempDir dir;
+  for (float other : {1.0f, 2.5f}) {
+    for (int ones_every : {1, 2, 1000000}) {
+      SparseRows rows;
+      for (uint32_t r = 0; r < 50; ++r) {
+        std::vector<uint32_t> idx{r, r + 100, r + 200};
+        std::vector<float> val;
+        for (uint32_t k = 0; k < 3; ++k) val.push_back((r * 3 + k) % ones_every == 0 ? 1.0f : other);
+        rows.add_row(r % 2 ? 1 : -1, idx, val);
+      }
+      const std::string path = dir.file("v.agld");
+      ASSERT_TRUE(write_store(path, rows, 1000, ChunkCodec{}, 300).is_ok());
+      std::unique_ptr<Store> s;
+      ASSERT_TRUE(Store::open(path, &s).is_ok());
+      const uint8_t flags = s->chunk(0).flags;
+      const bool all_ones = other == 1.0f || ones_every == 1;
+      const bool some_ones = !all_ones && ones_every == 2;
+      EXPECT_EQ((flags & kChunkValues) != 0, !all_ones) << other << " " << ones_every;
+      EXPECT_EQ((flags & kChunkSparseValues) != 0, some_ones) << other << " " << ones_every;
+      EXPECT_EQ(read_all(*s), rows);
+    }
+  }
+}
 
 TEST(Store, EmptyStoreRoundTrips) {
   TempDir dir;
