@@ -1,0 +1,143 @@
+// A fault-injecting FileSystem for tests. It wraps another FileSystem (by default the local
+// one) and, as configured:
+//   reads:  serves every file from a private copy of its bytes, with chosen bytes flipped
+//           (XOR-ed with a mask) and/or cut to a shorter length;
+//   writes: fails append() with "No space left on device" once more than a budget of bytes
+//           would have been written (shared by all files written through it, like a disk),
+//           and/or fails the n-th commit().
+// Files that fail are never committed, so the wrapped implementation discards them; tests
+// check that by listing the directory.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "agld/file.hpp"
+#include "agld/status.hpp"
+
+namespace agld::test {
+
+class FaultFileSystem final : public FileSystem {
+ public:
+  struct Flip {
+    uint64_t offset = 0;
+    uint8_t mask = 0xFF;
+  };
+
+  explicit FaultFileSystem(FileSystem& base = FileSystem::local()) : base_(base) {}
+
+  // --- read faults (apply to files opened afterwards) ---
+  std::vector<Flip> flips;
+  std::optional<uint64_t> truncate_to;  // serve at most this many bytes
+
+  // --- write faults ---
+  std::optional<uint64_t> space;             // bytes that fit on the "disk"
+  std::optional<uint64_t> fail_commit_at;    // 0-based index of the commit() call to fail
+
+  // --- what happened ---
+  uint64_t bytes_written() const { return written_; }  // accepted bytes, all files
+  uint64_t commits_attempted() const { return commits_; }
+  uint64_t faults_injected() const { return faults_; }
+  uint64_t files_created() const { return created_; }
+
+  void reset_counters() { written_ = commits_ = faults_ = created_ = 0; }
+
+  Status open_readable(const std::string& path, std::unique_ptr<ReadableFile>* out) override {
+    std::unique_ptr<ReadableFile> inner;
+    AGLD_RETURN_IF_ERROR(base_.open_readable(path, &inner));
+    ByteSpan all;
+    AGLD_RETURN_IF_ERROR(inner->view(0, static_cast<size_t>(inner->size()), &all));
+    std::vector<std::byte> bytes(all.begin(), all.end());
+    if (truncate_to && *truncate_to < bytes.size()) bytes.resize(static_cast<size_t>(*truncate_to));
+    for (const Flip& f : flips) {
+      if (f.offset < bytes.size()) bytes[static_cast<size_t>(f.offset)] ^= std::byte{f.mask};
+    }
+    *out = std::make_unique<CopyFile>(path, std::move(bytes));
+    return Status::ok();
+  }
+
+  Status create_atomic(const std::string& path, std::unique_ptr<WritableFile>* out) override {
+    std::unique_ptr<WritableFile> inner;
+    AGLD_RETURN_IF_ERROR(base_.create_atomic(path, &inner));
+    ++created_;
+    *out = std::make_unique<FaultWritableFile>(this, std::move(inner));
+    return Status::ok();
+  }
+
+ private:
+  // A read-only file served from memory.
+  class CopyFile final : public ReadableFile {
+   public:
+    CopyFile(std::string path, std::vector<std::byte> bytes)
+        : path_(std::move(path)), bytes_(std::move(bytes)) {}
+    const std::string& path() const override { return path_; }
+    uint64_t size() const override { return bytes_.size(); }
+    Status view(uint64_t offset, size_t n, ByteSpan* out) const override {
+      if (offset > bytes_.size() || n > bytes_.size() - offset) {
+        return Status::corruption(path_ + ": read of " + std::to_string(n) + " bytes at offset " +
+                                  std::to_string(offset) + " is past the end of the file (" +
+                                  std::to_string(bytes_.size()) + " bytes); the file is truncated");
+      }
+      *out = ByteSpan(bytes_.data() + offset, n);
+      return Status::ok();
+    }
+
+   private:
+    std::string path_;
+    std::vector<std::byte> bytes_;
+  };
+
+  class FaultWritableFile final : public WritableFile {
+   public:
+    FaultWritableFile(FaultFileSystem* fs, std::unique_ptr<WritableFile> inner)
+        : fs_(fs), inner_(std::move(inner)) {}
+    const std::string& path() const override { return inner_->path(); }
+    uint64_t size() const override { return inner_->size(); }
+
+    Status append(ByteSpan data) override {
+      if (fs_->space) {
+        const uint64_t left = *fs_->space > fs_->written_ ? *fs_->space - fs_->written_ : 0;
+        if (data.size() > left) {
+          // Like a real full disk: what fits is written, then the write fails.
+          if (left > 0) {
+            Status st = inner_->append(data.first(static_cast<size_t>(left)));
+            if (!st.is_ok()) return st;
+            fs_->written_ += left;
+          }
+          ++fs_->faults_;
+          return Status::io_error(path() + ": write failed: No space left on device");
+        }
+      }
+      AGLD_RETURN_IF_ERROR(inner_->append(data));
+      fs_->written_ += data.size();
+      return Status::ok();
+    }
+
+    Status commit() override {
+      const uint64_t n = fs_->commits_++;
+      if (fs_->fail_commit_at && *fs_->fail_commit_at == n) {
+        ++fs_->faults_;
+        return Status::io_error(path() + ": fsync failed: Input/output error");
+      }
+      return inner_->commit();
+    }
+
+   private:
+    FaultFileSystem* fs_;
+    std::unique_ptr<WritableFile> inner_;
+  };
+
+  FileSystem& base_;
+  uint64_t written_ = 0;
+  uint64_t commits_ = 0;
+  uint64_t faults_ = 0;
+  uint64_t created_ = 0;
+};
+
+}  // namespace agld::test
