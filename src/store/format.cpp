@@ -198,15 +198,32 @@ Status decode_meta(const std::string& text, StoreMeta* m) {
   return Status::ok();
 }
 
+// Written as four sequential byte streams against one stream of u32, which GCC vectorizes.
 void byte_shuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
+  auto* s = reinterpret_cast<const uint8_t*>(src);
+  auto* d0 = reinterpret_cast<uint8_t*>(dst);
+  uint8_t* d1 = d0 + n;
+  uint8_t* d2 = d1 + n;
+  uint8_t* d3 = d2 + n;
   for (uint64_t i = 0; i < n; ++i) {
-    for (uint64_t b = 0; b < 4; ++b) dst[b * n + i] = src[4 * i + b];
+    uint32_t v;
+    std::memcpy(&v, s + 4 * i, 4);
+    d0[i] = static_cast<uint8_t>(v);
+    d1[i] = static_cast<uint8_t>(v >> 8);
+    d2[i] = static_cast<uint8_t>(v >> 16);
+    d3[i] = static_cast<uint8_t>(v >> 24);
   }
 }
 
 void byte_unshuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
+  auto* s0 = reinterpret_cast<const uint8_t*>(src);
+  const uint8_t* s1 = s0 + n;
+  const uint8_t* s2 = s1 + n;
+  const uint8_t* s3 = s2 + n;
+  auto* d = reinterpret_cast<uint8_t*>(dst);
   for (uint64_t i = 0; i < n; ++i) {
-    for (uint64_t b = 0; b < 4; ++b) dst[4 * i + b] = src[b * n + i];
+    const uint32_t v = uint32_t{s0[i]} | uint32_t{s1[i]} << 8 | uint32_t{s2[i]} << 16 | uint32_t{s3[i]} << 24;
+    std::memcpy(d + 4 * i, &v, 4);
   }
 }
 

@@ -2,6 +2,8 @@
 // with its line, column and what was expected.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "convert/libsvm.hpp"
 
 namespace agld {
@@ -104,6 +106,42 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"1 2x:1\n", 1, 3, "expected INDEX:VALUE"},
         BadCase{"1 99999999999:1\n", 1, 3, "too large"},
         BadCase{"1abc 2:1\n", 1, 1, "expected a numeric label"}));
+
+TEST(Libsvm, IndicesOfEveryLengthAnywhereInTheBlock) {
+  // Indices of 1 to 10 digits, in rows cut at every position relative to the block end,
+  // so that the 8-digits-at-a-time path and its fallback near the end are both exercised.
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string text;
+    std::vector<uint32_t> expect;
+    uint64_t prev = 0;
+    const int n = 1 + static_cast<int>(rng() % 6);
+    text += "1";
+    for (int k = 0; k < n; ++k) {
+      const int digits = 1 + static_cast<int>(rng() % 10);
+      uint64_t lo = prev + 1, hi = 1;
+      for (int d = 0; d < digits; ++d) hi *= 10;
+      hi = std::min<uint64_t>(hi - 1, 4294967296ull);
+      if (lo > hi) break;
+      const uint64_t idx = lo + rng() % (hi - lo + 1);
+      text += ' ';
+      text += std::to_string(idx);
+      text += rng() % 2 ? ":1" : ":0.5";
+      expect.push_back(static_cast<uint32_t>(idx - 1));
+      prev = idx;
+    }
+    if (rng() % 2) text += "\n";
+    ParsedBlock b = parse(text);
+    ASSERT_TRUE(b.errors.empty()) << text << ": " << b.errors[0].what;
+    EXPECT_EQ(b.rows.indices, expect) << text;
+  }
+  ParsedBlock b = parse("1 4294967297:1\n");
+  ASSERT_EQ(b.errors.size(), 1u);
+  EXPECT_NE(b.errors[0].what.find("too large"), std::string::npos);
+  b = parse("1 123456789012345678901234567890:1\n");
+  ASSERT_EQ(b.errors.size(), 1u);
+  EXPECT_NE(b.errors[0].what.find("too large"), std::string::npos);
+}
 
 TEST(Libsvm, BinaryTaskRejectsOtherLabels) {
   ParseOptions opt;
