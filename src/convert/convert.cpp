@@ -37,16 +37,59 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kBlockBytes = 4 << 20;          // text per parse task
 constexpr size_t kMaxLineBytes = size_t{1} << 30;  // a longer line is an error
 
+// A chunk ready to encode: rows [r0, r1) of *rows, which is either its own copy (a chunk
+// that spans blocks, or shuffled output) or the rows of the block it came from (no copy).
 struct Sealed {
   int sink = 0;
-  SparseRows rows;
+  SparseRows own;
+  const SparseRows* rows = nullptr;
+  size_t r0 = 0, r1 = 0;
   EncodedChunk encoded;
+
+  static Sealed owning(int sink, SparseRows rows) {
+    Sealed s{sink, std::move(rows), nullptr, 0, 0, {}};
+    s.r1 = s.own.rows();
+    return s;
+  }
+  Status encode(const ChunkCodec& codec) {
+    return encode_chunk(rows ? *rows : own, r0, r1, codec, &encoded);
+  }
+};
+
+// A growable byte buffer that, unlike std::string, does not zero what it is about to read into.
+class TextBuffer {
+ public:
+  const char* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::string_view view() const { return {data_.get(), size_}; }
+  // Room for n more bytes at end(); then commit() what was written there.
+  char* reserve_tail(size_t n) {
+    if (size_ + n > cap_) {
+      const size_t cap = std::max(size_ + n, 2 * cap_);
+      std::unique_ptr<char[]> bigger(new char[cap]);
+      if (size_) std::memcpy(bigger.get(), data_.get(), size_);
+      data_ = std::move(bigger);
+      cap_ = cap;
+    }
+    return data_.get() + size_;
+  }
+  void commit(size_t n) { size_ += n; }
+  void assign(std::string_view s) {
+    size_ = 0;
+    std::memcpy(reserve_tail(s.size()), s.data(), s.size());
+    size_ = s.size();
+  }
+  void truncate(size_t n) { size_ = n; }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0, cap_ = 0;
 };
 
 struct Work {
-  std::string text;
+  TextBuffer text;
   size_t file = 0;
-  uint64_t first_line = 1;
   ParsedBlock parsed;
   std::vector<Sealed> sealed;
 };
@@ -114,7 +157,7 @@ class Converter {
   size_t file_ = 0;
   std::unique_ptr<TextInput> input_;
   std::string carry_;
-  uint64_t next_line_ = 1;
+  uint64_t file_offset_ = 0;  // of the current block in the current file's text
   bool base_resolved_ = false;
   std::atomic<uint64_t> source_bytes_done_{0};  // of the files already finished
   std::atomic<uint64_t> source_bytes_now_{0};
@@ -125,6 +168,8 @@ class Converter {
   std::vector<double> label_set_;  // distinct labels, tracked while there are at most 3
   bool label_set_small_ = true;
   uint64_t global_row_ = 0;
+  size_t line_file_ = 0;        // the file whose lines line_base_ counts
+  uint64_t line_base_ = 0;      // lines of that file before the current block
   uint64_t max_index_ = 0;
   uint64_t skipped_ = 0;
   uint64_t split_seed_ = 0;
@@ -258,13 +303,13 @@ Status Converter::open_sinks() {
 
 Status Converter::read_block(Work* w, bool* have) {
   *have = false;
-  w->text.clear();
+  w->text.truncate(0);
   for (;;) {
     if (!input_) {
       if (file_ >= opt_.inputs.size()) return Status::ok();
       AGLD_RETURN_IF_ERROR(TextInput::open(opt_.inputs[file_], &input_));
       sources_.push_back(input_->info());
-      next_line_ = 1;
+      file_offset_ = 0;
       carry_.clear();
     }
     w->text.assign(carry_);  // keeps the block's buffer: no reallocation per block
@@ -272,13 +317,14 @@ Status Converter::read_block(Work* w, bool* have) {
     bool eof = false, has_newline = false;  // the carry holds no newline by construction
     while (w->text.size() < kBlockBytes || !has_newline) {
       if (w->text.size() > kMaxLineBytes) {
-        return Status::data_error(where(file_, next_line_) + ": line is longer than 1 GiB");
+        return Status::data_error(opt_.inputs[file_] + ": the line at byte " + std::to_string(file_offset_) +
+                                  " of the text is longer than 1 GiB");
       }
       const size_t at = w->text.size();
-      w->text.resize(at + kBlockBytes);
+      char* tail = w->text.reserve_tail(kBlockBytes);
       size_t got = 0;
-      Status st = input_->read(w->text.data() + at, kBlockBytes, &got);
-      w->text.resize(at + got);
+      Status st = input_->read(tail, kBlockBytes, &got);
+      w->text.commit(got);
       if (!st.is_ok()) return st;
       source_bytes_now_ = input_->source_bytes_read();
       if (got == 0) {
@@ -288,13 +334,12 @@ Status Converter::read_block(Work* w, bool* have) {
       has_newline = has_newline || std::memchr(w->text.data() + at, '\n', got) != nullptr;
     }
     if (!eof) {
-      size_t last = w->text.rfind('\n');
-      carry_.assign(w->text, last + 1, std::string::npos);
-      w->text.resize(last + 1);
+      const size_t last = w->text.view().rfind('\n');
+      carry_.assign(w->text.view().substr(last + 1));
+      w->text.truncate(last + 1);
     }
     w->file = file_;
-    w->first_line = next_line_;
-    next_line_ += static_cast<uint64_t>(std::count(w->text.begin(), w->text.end(), '\n'));
+    file_offset_ += w->text.size();
     if (eof) {
       source_bytes_done_ += input_->source_bytes_read();
       source_bytes_now_ = 0;
@@ -303,7 +348,7 @@ Status Converter::read_block(Work* w, bool* have) {
     }
     if (w->text.empty()) continue;  // an empty file, or the end of one
     if (!base_resolved_) {
-      parse_opt_.index_base = has_index_zero(w->text) ? 0 : 1;
+      parse_opt_.index_base = has_index_zero(w->text.view()) ? 0 : 1;
       base_resolved_ = true;
     }
     text_bytes_ += w->text.size();
@@ -315,7 +360,7 @@ Status Converter::read_block(Work* w, bool* have) {
 void Converter::seal(Work* w, int sink) {
   Sink& s = sinks_[static_cast<size_t>(sink)];
   if (s.building.rows() == 0) return;
-  w->sealed.push_back(Sealed{sink, std::move(s.building), {}});
+  w->sealed.push_back(Sealed::owning(sink, std::move(s.building)));
   s.building.clear();
   s.building_bytes = 0;
 }
@@ -336,23 +381,36 @@ void Converter::route_rows(Work* w, int sink, const SparseRows& src, size_t r0, 
       s.building_bytes += bytes;
       ++r_end;
     }
-    s.building.append(src, r, r_end);
+    const bool completes = r_end < r1 || s.building.rows() + (r_end - r) >= opt_.chunk_rows;
+    if (completes && s.building.rows() == 0) {
+      // A whole chunk inside this block: encode it from the block's rows, without a copy.
+      w->sealed.push_back(Sealed{sink, {}, &src, r, r_end, {}});
+      s.building_bytes = 0;
+    } else {
+      s.building.append(src, r, r_end);
+      if (completes) seal(w, sink);
+    }
     r = r_end;
-    if (r < r1 || s.building.rows() >= opt_.chunk_rows) seal(w, sink);
   }
 }
 
 Status Converter::assemble(Work* w) {
   ParsedBlock& pb = w->parsed;
+  if (w->file != line_file_) {
+    line_file_ = w->file;
+    line_base_ = 0;
+  }
+  const uint64_t base = line_base_;  // absolute line = base + the block's line
+  line_base_ += pb.lines;
   skipped_ += pb.skipped;
   for (const ParseError& e : pb.errors) {
-    std::string msg = where(w->file, e.line, e.column) + ": " + e.what;
+    std::string msg = where(w->file, base + e.line, e.column) + ": " + e.what;
     if (!opt_.skip_bad_lines) return Status::data_error(msg);
     if (report_->skipped_examples.size() < 10) report_->skipped_examples.push_back(msg);
   }
   if (pb.qid_line && !qid_noted_) {
     qid_noted_ = true;
-    report_->notes.push_back("qid tokens ignored (first at " + where(w->file, pb.qid_line) + ")");
+    report_->notes.push_back("qid tokens ignored (first at " + where(w->file, base + pb.qid_line) + ")");
   }
   max_index_ = std::max(max_index_, pb.max_index);
   const SparseRows& rows = pb.rows;
@@ -367,7 +425,7 @@ Status Converter::assemble(Work* w) {
       std::vector<double> grown = label_set_;
       grown.push_back(y);
       if (opt_.task == "binary" && !is_binary_set(grown)) {
-        std::string msg = where(w->file, pb.row_line[r]) + ": label " + label_text(y) +
+        std::string msg = where(w->file, base + pb.row_line[r]) + ": label " + label_text(y) +
                           " makes the label set " + label_set_text(grown) +
                           ", which is not binary (0/1, -1/+1 or 1/2) and --task is binary";
         if (!opt_.skip_bad_lines) return Status::data_error(msg);
@@ -478,10 +536,11 @@ Status Converter::drain_shuffler(int sink) {
               fc.stop();
               return nullptr;
             }
-            auto chunk = new Sealed{sink, {}, {}};
-            Status ns = s.shuffler->next(&chunk->rows, opt_.chunk_rows, opt_.chunk_bytes, &done);
+            auto chunk = new Sealed{sink, {}, nullptr, 0, 0, {}};
+            Status ns = s.shuffler->next(&chunk->own, opt_.chunk_rows, opt_.chunk_bytes, &done);
+            chunk->r1 = chunk->own.rows();
             if (!ns.is_ok()) set_error(ns);
-            if (!ns.is_ok() || chunk->rows.rows() == 0) {
+            if (!ns.is_ok() || chunk->r1 == 0) {
               delete chunk;
               fc.stop();
               return nullptr;
@@ -493,7 +552,7 @@ Status Converter::drain_shuffler(int sink) {
               tbb::filter_mode::parallel,
               [&](Sealed* c) {
                 if (!failed_) {
-                  Status es = encode_chunk(c->rows, 0, c->rows.rows(), codec_, &c->encoded);
+                  Status es = c->encode(codec_);
                   if (!es.is_ok()) set_error(es);
                 }
                 return c;
@@ -637,7 +696,8 @@ Status Converter::run() {
           tbb::make_filter<Work*, Work*>(
               tbb::filter_mode::parallel,
               [&](Work* w) {
-                if (!failed_) parse_block(w->text, w->first_line, parse_opt_, &w->parsed);
+                // Line numbers come out relative to the block; assembling makes them absolute.
+                if (!failed_) parse_block(w->text.view(), 1, parse_opt_, &w->parsed);
                 return w;
               }) &
           tbb::make_filter<Work*, Work*>(
@@ -654,7 +714,7 @@ Status Converter::run() {
               [&](Work* w) {
                 for (Sealed& s : w->sealed) {
                   if (failed_) break;
-                  Status st = encode_chunk(s.rows, 0, s.rows.rows(), codec_, &s.encoded);
+                  Status st = s.encode(codec_);
                   if (!st.is_ok()) set_error(st);
                 }
                 return w;

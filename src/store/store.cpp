@@ -323,7 +323,10 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
     p += 4;
   }
   const uint32_t* idx = rows.indices.data() + rows.offsets[r0];
-  if (delta) {
+  if (shuffle && !delta) {
+    format::byte_shuffle4(reinterpret_cast<const std::byte*>(idx), p, nnz);  // straight from the rows
+    p += 4 * nnz;
+  } else if (delta) {
     for (size_t r = r0; r < r1; ++r) {
       uint32_t prev = 0;
       for (uint64_t q = rows.offsets[r]; q < rows.offsets[r + 1]; ++q) {
@@ -354,7 +357,7 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
 
   if (codec.codec == Codec::kZstd) {
     thread_local ZstdCCtx cctx;
-    if (shuffle) {
+    if (shuffle && delta) {  // the deltas were written plain: transpose them in place
       thread_local std::vector<std::byte> plain;
       std::byte* at = raw.data() + 12 * n;
       plain.assign(at, at + 4 * nnz);
