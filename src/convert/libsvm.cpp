@@ -1,6 +1,7 @@
 #include "convert/libsvm.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -12,10 +13,17 @@ namespace {
 
 constexpr size_t kMaxReportedErrors = 10;
 
-inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+// Whitespace inside a line (a newline ends the line before the parser sees it).
+constexpr auto kSpaceTable = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {' ', '\t', '\r', '\v', '\f'}) t[c] = true;
+  return t;
+}();
+inline bool is_space(char c) { return kSpaceTable[static_cast<unsigned char>(c)]; }
 inline bool ends_token(const char* p, const char* end) { return p == end || is_space(*p) || *p == '#'; }
-inline const char* skip_space(const char* p, const char* end) {
-  while (p < end && is_space(*p)) ++p;
+// The line must be followed by a non-space (its '\n'), so no bound is checked.
+inline const char* skip_space(const char* p) {
+  while (is_space(*p)) ++p;
   return p;
 }
 inline const char* token_end(const char* p, const char* end) {
@@ -37,21 +45,17 @@ inline const char* parse_float_fast(const char* p, const char* end, float* out) 
     ++p;
   }
   uint32_t m = 0;
-  int digits = 0, frac = -1;
-  const char* start = p;
-  for (; p < end; ++p) {
-    const unsigned d = static_cast<unsigned char>(*p) - '0';
-    if (d < 10) {
-      m = m * 10 + d;
-      if (++digits > 7) return nullptr;  // 10^7 < 2^24: 7 digits always fit
-      if (frac >= 0) ++frac;
-    } else if (*p == '.' && frac < 0) {
-      frac = 0;
-    } else {
-      break;
-    }
+  const char* first = p;
+  for (; static_cast<unsigned>(*p - '0') < 10; ++p) m = m * 10 + static_cast<unsigned>(*p - '0');
+  int digits = static_cast<int>(p - first), frac = 0;
+  if (p < end && *p == '.') {
+    const char* f = ++p;
+    for (; static_cast<unsigned>(*p - '0') < 10; ++p) m = m * 10 + static_cast<unsigned>(*p - '0');
+    frac = static_cast<int>(p - f);
+    digits += frac;
   }
-  if (digits == 0 || (p < end && !is_space(*p) && *p != '#') || p == start) return nullptr;
+  // 10^7 < 2^24: up to 7 digits are exact in float (more may have wrapped m: not used).
+  if (digits == 0 || digits > 7 || (p < end && !is_space(*p) && *p != '#')) return nullptr;
   float v = static_cast<float>(m);
   if (frac > 0) v /= kPow10[frac];
   *out = neg ? -v : v;
@@ -113,27 +117,31 @@ std::string quote(const char* b, const char* e) {
   return "'" + s + "'";
 }
 
-// Reads the decimal digits at p into *value; returns the pointer past them. Saturates far
-// above 2^32 (the caller rejects anything above 2^32). An 8-digits-at-a-time (SWAR) version
-// was measured no faster on criteo-shaped text (bench/parse_bench).
-inline const char* parse_digits(const char* p, const char* end, uint64_t* value) {
+// Reads the decimal digits at p into *value; returns the pointer past them. The line must
+// be followed by a non-digit (its '\n'), so no bound is checked. More than 10 digits give
+// a value above 2^32, which the caller rejects. (An 8-digits-at-a-time SWAR version was
+// measured no faster on criteo-shaped text with bench/parse_bench.)
+inline const char* parse_digits(const char* p, uint64_t* value) {
   uint64_t v = 0;
-  for (; p < end && *p >= '0' && *p <= '9'; ++p) {
-    v = v > (uint64_t{1} << 40) ? (uint64_t{1} << 63) : v * 10 + static_cast<uint64_t>(*p - '0');
-  }
-  *value = v;
+  const char* first = p;
+  for (; static_cast<unsigned>(*p - '0') < 10; ++p) v = v * 10 + static_cast<unsigned>(*p - '0');
+  *value = p - first > 10 ? std::numeric_limits<uint64_t>::max() : v;
   return p;
 }
 
 // Parses one line into the block (or records an error). Returns false on error.
 class LineParser {
  public:
-  LineParser(const ParseOptions& opt, ParsedBlock* out) : opt_(opt), out_(out) {}
+  LineParser(const ParseOptions& opt, ParsedBlock* out)
+      : opt_(opt),
+        out_(out),
+        one_based_(opt.index_base == 1),
+        features_(opt.features ? *opt.features : std::numeric_limits<uint64_t>::max()) {}
 
   bool parse(const char* line, const char* end, uint64_t line_no) {
     line_ = line;
     line_no_ = line_no;
-    const char* p = skip_space(line, end);
+    const char* p = skip_space(line);
     if (p == end || *p == '#') return true;  // blank or comment line
 
     double label;
@@ -154,10 +162,10 @@ class LineParser {
     uint64_t prev = 0;
     p = q;
     for (;;) {
-      p = skip_space(p, end);
+      p = skip_space(p);
       if (p == end || *p == '#') break;
       const char* tok = p;
-      if (end - p >= 4 && std::memcmp(p, "qid:", 4) == 0) {
+      if (*p == 'q' && end - p >= 4 && std::memcmp(p, "qid:", 4) == 0) {
         const char* te = token_end(p, end);
         if (!out_->qid_line) out_->qid_line = line_no;
         p = te;
@@ -173,7 +181,7 @@ class LineParser {
       }
       uint64_t raw = 0;
       const char* digits = p;
-      p = parse_digits(p, end, &raw);
+      p = parse_digits(p, &raw);
       if (raw > std::numeric_limits<uint32_t>::max() + uint64_t{1}) {
         return error(tok, "feature index " + quote(digits, token_end(digits, end)) +
                               " is too large (the format's limit is 4294967296)");
@@ -188,7 +196,7 @@ class LineParser {
       if (p == digits) return error(tok, "expected a feature index before ':'");
       ++p;  // ':'
       uint64_t index;
-      if (opt_.index_base == 1) {
+      if (one_based_) {
         if (raw == 0) {
           return error(tok, "feature index 0 in a 1-based file (pass --index-base 0 if the file is 0-based)");
         }
@@ -199,7 +207,7 @@ class LineParser {
       if (index > std::numeric_limits<uint32_t>::max() - uint64_t{1}) {
         return error(tok, "feature index " + std::to_string(raw) + " is too large (the format's limit is 4294967295 0-based)");
       }
-      if (opt_.features && index >= *opt_.features) {
+      if (index >= features_) {
         return error(tok, "feature index " + std::to_string(raw) + " is above --features " +
                               std::to_string(*opt_.features));
       }
@@ -279,9 +287,9 @@ class LineParser {
 
   // The start of the n-th INDEX:VALUE token of the line (qid tokens skipped).
   const char* find_entry(size_t n, const char* end) const {
-    const char* p = token_end(skip_space(line_, end), end);  // past the label
+    const char* p = token_end(skip_space(line_), end);  // past the label
     for (size_t k = 0;; ) {
-      p = skip_space(p, end);
+      p = skip_space(p);
       if (p == end) return nullptr;
       if (!(end - p >= 4 && std::memcmp(p, "qid:", 4) == 0)) {
         if (k == n) return p;
@@ -303,6 +311,9 @@ class LineParser {
 
   const ParseOptions& opt_;
   ParsedBlock* out_;
+  // Copies of the options read per token, kept by value so that they can stay in registers.
+  const bool one_based_;
+  const uint64_t features_;
   const char* line_ = nullptr;
   uint64_t line_no_ = 0;
   size_t base_ = 0;  // where the current row's entries start in out_->rows
@@ -328,14 +339,24 @@ void ParsedBlock::clear() {
 void parse_block(std::string_view text, uint64_t first_line, const ParseOptions& opt,
                  ParsedBlock* out) {
   out->clear();
+  out->rows.indices.reserve(text.size() / 8);  // criteo: ~9 bytes of text an entry
+  out->rows.values.reserve(text.size() / 8);
+  LineParser parser(opt, out);
   const char* p = text.data();
   const char* end = p + text.size();
-  LineParser parser(opt, out);
   uint64_t line = first_line;
+  std::string last;  // a final line without '\n', copied so that it has one to stop at
   while (p < end) {
     const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-    const char* le = nl ? nl : end;
-    if (!parser.parse(p, le, line)) {  // a bad line adds no row
+    const char* lb = p;
+    const char* le = nl;
+    if (!nl) {
+      last.assign(p, end);
+      last.push_back('\n');
+      lb = last.data();
+      le = lb + last.size() - 1;
+    }
+    if (!parser.parse(lb, le, line)) {  // a bad line adds no row
       if (!opt.skip_bad_lines) {
         out->lines = line - first_line + 1;
         return;
