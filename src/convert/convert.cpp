@@ -462,8 +462,7 @@ Status Converter::assemble(Work* w) {
     s.label_max = std::max(s.label_max, y);
     s.label_sum += y;
     const uint64_t b = rows.offsets[r], e = rows.offsets[r + 1];
-    double sq = 0;
-    for (uint64_t p = b; p < e; ++p) sq += static_cast<double>(rows.values[p]) * rows.values[p];
+    const double sq = pb.row_sq_norm[r];  // computed by the (parallel) parse
     s.sq_max = std::max(s.sq_max, sq);
     s.sq_sum += sq;
     s.empty_rows += b == e;

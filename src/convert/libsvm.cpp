@@ -251,8 +251,7 @@ class LineParser {
     } else {
       out_->max_index = std::max<uint64_t>(out_->max_index, uint64_t{rows.indices.back()} + 1);
     }
-    out_->sq_norm_max = std::max(out_->sq_norm_max, sq);
-    out_->sq_norm_sum += sq;
+    out_->row_sq_norm.push_back(sq);
     return true;
   }
 
@@ -328,8 +327,7 @@ void ParsedBlock::clear() {
   row_line.clear();
   max_index = 0;
   empty_rows = 0;
-  sq_norm_max = 0;
-  sq_norm_sum = 0;
+  row_sq_norm.clear();
   lines = 0;
   qid_line = 0;
   skipped = 0;

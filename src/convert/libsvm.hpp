@@ -31,8 +31,7 @@ struct ParsedBlock {
   std::vector<uint64_t> row_line;  // the line of each row
   uint64_t max_index = 0;          // largest 0-based index + 1 (0 when no entries)
   uint64_t empty_rows = 0;
-  double sq_norm_max = 0;
-  double sq_norm_sum = 0;
+  std::vector<double> row_sq_norm;  // |x|^2 of each row
   uint64_t lines = 0;              // lines in the block
   uint64_t qid_line = 0;           // first line with a qid: token (0: none)
   uint64_t skipped = 0;            // bad lines skipped

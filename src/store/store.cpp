@@ -314,7 +314,7 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
   }
   thread_local std::vector<std::byte> scratch;
   std::vector<std::byte>& raw = codec.codec == Codec::kNone ? out->bytes : scratch;
-  raw.resize(raw_size);
+  raw.resize(raw_size + 4);  // 4 spare bytes for the branch-free sparse value writer
   std::byte* p = raw.data();
   std::memcpy(p, rows.labels.data() + r0, 8 * n);
   p += 8 * n;
@@ -344,16 +344,18 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
     auto* bitmap = reinterpret_cast<uint8_t*>(p);
     std::memset(bitmap, 0, (nnz + 7) / 8);
     std::byte* q = p + (nnz + 7) / 8;
+    // Branch-free: every value is written, and the cursor moves past the ones kept; the
+    // last write may land in the 4 spare bytes after the section.
     for (uint64_t k = 0; k < nnz; ++k) {
-      if (vals[k] != 1.0f) {
-        bitmap[k >> 3] = static_cast<uint8_t>(bitmap[k >> 3] | (1u << (k & 7)));
-        format::put<float>(q, vals[k]);
-        q += 4;
-      }
+      const uint32_t keep = vals[k] != 1.0f;
+      bitmap[k >> 3] = static_cast<uint8_t>(bitmap[k >> 3] | (keep << (k & 7)));
+      format::put<float>(q, vals[k]);
+      q += 4 * keep;
     }
   } else if (not_one) {
     std::memcpy(p, vals, 4 * nnz);
   }
+  raw.resize(raw_size);
 
   if (codec.codec == Codec::kZstd) {
     thread_local ZstdCCtx cctx;

@@ -38,7 +38,10 @@ TEST(Libsvm, AcceptsWhatRealFilesContain) {
   EXPECT_EQ(b.empty_rows, 1u);
   EXPECT_EQ(b.max_index, 10u);
   EXPECT_EQ(b.lines, 9u);
-  EXPECT_NEAR(b.sq_norm_max, 250.0 * 250.0 + 1e-6, 1e-6);  // row 2: 1e-3 and 250
+  ASSERT_EQ(b.row_sq_norm.size(), 6u);
+  EXPECT_DOUBLE_EQ(b.row_sq_norm[0], 0.25 + 1);
+  EXPECT_NEAR(b.row_sq_norm[1], 250.0 * 250.0 + 1e-6, 1e-6);  // 1e-3 and 250
+  EXPECT_EQ(b.row_sq_norm[5], 0.0);
 }
 
 TEST(Libsvm, ZeroBasedIndices) {
