@@ -26,6 +26,7 @@ hyperfine --style none --warmup 1 --runs "$RUNS" --export-json "$DIR/convert.jso
   -n cat "cat '$FILE' > /dev/null" \
   -n agld-1t "'$AGLD' convert '$FILE' -o '$DIR/c1.agld' --threads 1 -q" \
   -n agld-2t "'$AGLD' convert '$FILE' -o '$DIR/c2.agld' --threads 2 -q" \
+  -n agld-1t-fast "'$AGLD' convert '$FILE' -o '$DIR/c3.agld' --threads 1 -q --compression zstd:-1" \
   -n xgboost-1t "$PY -c \"$(printf "$XGB" 1)\"" \
   -n xgboost-2t "$PY -c \"$(printf "$XGB" 2)\"" \
   -n python-import-xgboost "$PY -c 'import xgboost'" >/dev/null
@@ -48,6 +49,7 @@ imp = med["python-import-xgboost"]
 rows = [("cat FILE > /dev/null", med["cat"]),
         ("agld convert, 1 thread", med["agld-1t"]),
         ("agld convert, 2 threads", med["agld-2t"]),
+        ("agld convert, 1 thread, --compression zstd:-1", med["agld-1t-fast"]),
         ("xgboost DMatrix, 1 thread (import subtracted)", med["xgboost-1t"] - imp),
         ("xgboost DMatrix, 2 threads (import subtracted)", med["xgboost-2t"] - imp)]
 print(f"{'what':48} {'median s':>9} {'text MB/s':>10} {'vs agld-1t':>10}")
