@@ -89,6 +89,10 @@ class TextBuffer {
 
 struct Work {
   TextBuffer text;
+  // For a positional input, the block is [offset, offset + length) of *source, read by the
+  // (parallel) parse stage; otherwise text holds it already.
+  std::shared_ptr<const TextInput> source;
+  uint64_t offset = 0, length = 0;
   size_t file = 0;
   ParsedBlock parsed;
   std::vector<Sealed> sealed;
@@ -135,6 +139,8 @@ class Converter {
   Status validate();
   Status open_sinks();
   Status read_block(Work* w, bool* have);
+  Status find_line_end(const TextInput& in, uint64_t start, uint64_t size, uint64_t* end);
+  Status load_block(Work* w);
   Status assemble(Work* w);
   void route_rows(Work* w, int sink, const SparseRows& src, size_t r0, size_t r1);
   void seal(Work* w, int sink);
@@ -155,7 +161,7 @@ class Converter {
   // Reading state (read stage only).
   std::vector<SourceInfo> sources_;
   size_t file_ = 0;
-  std::unique_ptr<TextInput> input_;
+  std::shared_ptr<TextInput> input_;
   std::string carry_;
   uint64_t file_offset_ = 0;  // of the current block in the current file's text
   bool base_resolved_ = false;
@@ -301,60 +307,120 @@ Status Converter::open_sinks() {
   return Status::ok();
 }
 
+// The end of the block that starts at `start`: the first newline at or after *end - 1, plus
+// one (or the file's size). Reads small windows of the file, not the block.
+Status Converter::find_line_end(const TextInput& in, uint64_t start, uint64_t size, uint64_t* end) {
+  char window[4096];
+  uint64_t at = *end - 1;
+  while (*end < size) {
+    size_t got = 0;
+    AGLD_RETURN_IF_ERROR(in.pread(at, window, sizeof window, &got));
+    if (got == 0) break;  // the file shrank: the block ends at what is there
+    if (const void* nl = std::memchr(window, '\n', got)) {
+      *end = at + static_cast<uint64_t>(static_cast<const char*>(nl) - window) + 1;
+      return Status::ok();
+    }
+    at += got;
+    if (at - start > kMaxLineBytes) {
+      return Status::data_error(opt_.inputs[file_] + ": the line at byte " + std::to_string(start) +
+                                " is longer than 1 GiB");
+    }
+  }
+  *end = size;
+  return Status::ok();
+}
+
 Status Converter::read_block(Work* w, bool* have) {
   *have = false;
   w->text.truncate(0);
+  w->source.reset();
   for (;;) {
     if (!input_) {
       if (file_ >= opt_.inputs.size()) return Status::ok();
-      AGLD_RETURN_IF_ERROR(TextInput::open(opt_.inputs[file_], &input_));
+      std::unique_ptr<TextInput> opened;
+      AGLD_RETURN_IF_ERROR(TextInput::open(opt_.inputs[file_], &opened));
+      input_ = std::move(opened);
       sources_.push_back(input_->info());
       file_offset_ = 0;
       carry_.clear();
     }
-    w->text.assign(carry_);  // keeps the block's buffer: no reallocation per block
-    carry_.clear();
-    bool eof = false, has_newline = false;  // the carry holds no newline by construction
-    while (w->text.size() < kBlockBytes || !has_newline) {
-      if (w->text.size() > kMaxLineBytes) {
-        return Status::data_error(opt_.inputs[file_] + ": the line at byte " + std::to_string(file_offset_) +
-                                  " of the text is longer than 1 GiB");
-      }
-      const size_t at = w->text.size();
-      char* tail = w->text.reserve_tail(kBlockBytes);
-      size_t got = 0;
-      Status st = input_->read(tail, kBlockBytes, &got);
-      w->text.commit(got);
-      if (!st.is_ok()) return st;
-      source_bytes_now_ = input_->source_bytes_read();
-      if (got == 0) {
-        eof = true;
-        break;
-      }
-      has_newline = has_newline || std::memchr(w->text.data() + at, '\n', got) != nullptr;
-    }
-    if (!eof) {
-      const size_t last = w->text.view().rfind('\n');
-      carry_.assign(w->text.view().substr(last + 1));
-      w->text.truncate(last + 1);
-    }
     w->file = file_;
-    file_offset_ += w->text.size();
+    bool eof = false;
+    if (input_->positional()) {
+      // Only the block's end is found here; the parallel stage reads the block itself.
+      const uint64_t size = *input_->info().size;
+      uint64_t end = std::min(size, file_offset_ + kBlockBytes);
+      AGLD_RETURN_IF_ERROR(find_line_end(*input_, file_offset_, size, &end));
+      w->source = input_;
+      w->offset = file_offset_;
+      w->length = end - file_offset_;
+      file_offset_ = end;
+      source_bytes_now_ = end;
+      eof = end >= size;
+      if (!base_resolved_ && w->length > 0) AGLD_RETURN_IF_ERROR(load_block(w));  // to look at
+    } else {
+      w->text.assign(carry_);  // keeps the block's buffer: no reallocation per block
+      carry_.clear();
+      bool has_newline = false;  // the carry holds no newline by construction
+      while (w->text.size() < kBlockBytes || !has_newline) {
+        if (w->text.size() > kMaxLineBytes) {
+          return Status::data_error(opt_.inputs[file_] + ": the line at byte " +
+                                    std::to_string(file_offset_) + " is longer than 1 GiB");
+        }
+        const size_t at = w->text.size();
+        char* tail = w->text.reserve_tail(kBlockBytes);
+        size_t got = 0;
+        Status st = input_->read(tail, kBlockBytes, &got);
+        w->text.commit(got);
+        if (!st.is_ok()) return st;
+        source_bytes_now_ = input_->source_bytes_read();
+        if (got == 0) {
+          eof = true;
+          break;
+        }
+        has_newline = has_newline || std::memchr(w->text.data() + at, '\n', got) != nullptr;
+      }
+      if (!eof) {
+        const size_t last = w->text.view().rfind('\n');
+        carry_.assign(w->text.view().substr(last + 1));
+        w->text.truncate(last + 1);
+      }
+      file_offset_ += w->text.size();
+      w->length = w->text.size();
+    }
     if (eof) {
-      source_bytes_done_ += input_->source_bytes_read();
+      source_bytes_done_ += input_->positional() ? *input_->info().size : input_->source_bytes_read();
       source_bytes_now_ = 0;
       input_.reset();
       ++file_;
     }
-    if (w->text.empty()) continue;  // an empty file, or the end of one
+    if (w->length == 0) continue;  // an empty file, or the end of one
     if (!base_resolved_) {
       parse_opt_.index_base = has_index_zero(w->text.view()) ? 0 : 1;
       base_resolved_ = true;
     }
-    text_bytes_ += w->text.size();
+    text_bytes_ += w->length;
     *have = true;
     return Status::ok();
   }
+}
+
+// Reads a positional block into w->text (in the parallel stage, or once for detection).
+Status Converter::load_block(Work* w) {
+  if (!w->source) return Status::ok();
+  char* at = w->text.reserve_tail(w->length);
+  uint64_t done = 0;
+  while (done < w->length) {
+    size_t got = 0;
+    AGLD_RETURN_IF_ERROR(w->source->pread(w->offset + done, at + done, w->length - done, &got));
+    if (got == 0) {
+      return Status::io_error(opt_.inputs[w->file] + ": the file shrank while it was being converted");
+    }
+    done += got;
+  }
+  w->text.commit(w->length);
+  w->source.reset();
+  return Status::ok();
 }
 
 void Converter::seal(Work* w, int sink) {
@@ -695,8 +761,14 @@ Status Converter::run() {
           tbb::make_filter<Work*, Work*>(
               tbb::filter_mode::parallel,
               [&](Work* w) {
+                if (failed_) return w;
+                Status st = load_block(w);
+                if (!st.is_ok()) {
+                  set_error(st);
+                  return w;
+                }
                 // Line numbers come out relative to the block; assembling makes them absolute.
-                if (!failed_) parse_block(w->text.view(), 1, parse_opt_, &w->parsed);
+                parse_block(w->text.view(), 1, parse_opt_, &w->parsed);
                 return w;
               }) &
           tbb::make_filter<Work*, Work*>(

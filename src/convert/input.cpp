@@ -74,7 +74,17 @@ class FdSource {
 
 class PlainInput final : public TextInput {
  public:
-  explicit PlainInput(std::unique_ptr<FdState> st) : st_(std::move(st)) {}
+  PlainInput(std::unique_ptr<FdState> st, bool regular) : st_(std::move(st)), regular_(regular) {}
+  bool positional() const override { return regular_; }
+  Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const override {
+    for (;;) {
+      ssize_t r = ::pread(st_->fd, buf, n, static_cast<off_t>(offset));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return Status::io_error(st_->name + ": read failed: " + std::strerror(errno));
+      *got = static_cast<size_t>(r);
+      return Status::ok();
+    }
+  }
   Status read(char* buf, size_t n, size_t* got) override {
     ssize_t r = st_->read(buf, n);
     if (r < 0) return Status::io_error(st_->name + ": read failed: " + std::strerror(st_->error));
@@ -86,6 +96,7 @@ class PlainInput final : public TextInput {
 
  private:
   std::unique_ptr<FdState> st_;
+  bool regular_;
 };
 
 class FilteredInput final : public TextInput {
@@ -174,7 +185,8 @@ Status TextInput::open(const std::string& name, std::unique_ptr<TextInput>* out)
   const char* kind = sniff(st->prefix);
   std::unique_ptr<TextInput> in;
   if (std::string_view(kind) == "plain") {
-    in = std::make_unique<PlainInput>(std::move(st));
+    const bool regular = info.size.has_value();  // set for regular files only
+    in = std::make_unique<PlainInput>(std::move(st), regular);
   } else {
     in = std::make_unique<FilteredInput>(std::move(st), kind);
   }

@@ -25,6 +25,14 @@ class TextInput {
   virtual uint64_t source_bytes_read() const = 0;
   // "gzip", "bzip2", "xz", "zstd" or "plain".
   virtual const char* compression() const = 0;
+  // Whether pread() works: a plain regular file, whose bytes can be read at any offset and
+  // from any thread (then info().size is its size).
+  virtual bool positional() const { return false; }
+  // Reads up to n bytes at offset (positional inputs only); *got = 0 at the end. Thread-safe.
+  virtual Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const {
+    (void)offset, (void)buf, (void)n, (void)got;
+    return Status::internal("pread on a stream input");
+  }
   const SourceInfo& info() const { return info_; }
 
  protected:
