@@ -43,5 +43,6 @@ void add_convert(Cli& cli);
 void add_info(Cli& cli);
 void add_dump(Cli& cli);
 void add_gen(Cli& cli);
+void add_scan(Cli& cli);
 
 }  // namespace agld::cli

@@ -27,6 +27,10 @@ class ReadableFile {
   virtual Status view(uint64_t offset, size_t n, ByteSpan* out) const = 0;
   // A hint that [offset, offset + n) will not be needed soon (page cache may drop it).
   virtual void drop_cache(uint64_t offset, size_t n) const { (void)offset, (void)n; }
+  // A hint that [offset, offset + n) is about to be read: the kernel reads exactly those
+  // pages, so that faults in the mapping do not read around themselves (read-ahead would
+  // otherwise bring in pages of neighbouring chunks and break the reader's memory budget).
+  virtual void will_need(uint64_t offset, size_t n) const { (void)offset, (void)n; }
 };
 
 // A file being written. Nothing appears at its path until commit() succeeds; destroying

@@ -23,8 +23,12 @@ std::string errno_text(int err) { return std::strerror(err); }
 class MappedReadableFile final : public ReadableFile {
  public:
   MappedReadableFile(std::string path, uint64_t size) : path_(std::move(path)), size_(size) {}
+  ~MappedReadableFile() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
 
   Status map() {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);  // for page-cache hints only
     if (size_ == 0) return Status::ok();  // nothing to map; every non-empty view fails
     try {
       map_.open(path_);
@@ -60,17 +64,23 @@ class MappedReadableFile final : public ReadableFile {
     uint64_t begin = offset / page * page;
     uint64_t end = std::min<uint64_t>(size_, offset + n);
     madvise(const_cast<char*>(map_.data()) + begin, end - begin, MADV_DONTNEED);
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      posix_fadvise(fd, static_cast<off_t>(begin), static_cast<off_t>(end - begin),
+    if (fd_ >= 0) {
+      posix_fadvise(fd_, static_cast<off_t>(begin), static_cast<off_t>(end - begin),
                     POSIX_FADV_DONTNEED);
-      ::close(fd);
+    }
+  }
+
+  void will_need(uint64_t offset, size_t n) const override {
+    if (fd_ >= 0 && offset < size_) {
+      posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(std::min<uint64_t>(n, size_ - offset)),
+                    POSIX_FADV_WILLNEED);
     }
   }
 
  private:
   std::string path_;
   uint64_t size_;
+  int fd_ = -1;
   boost::iostreams::mapped_file_source map_;
 };
 

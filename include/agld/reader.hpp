@@ -1,0 +1,101 @@
+// Readers: batches of rows from a store, in one of several access orders, within a memory
+// share. docs/readers.md is the contract this header implements.
+//
+// One cursor contract for every order (leveldb's iterator, xgboost's prefetch ring): an
+// access order is a pure function of (seed, store shape) that yields the endless sequence
+// of rows to visit; a background thread walks that sequence ahead of the consumer,
+// decompressing the chunks it needs into a cache bounded by bytes; next() gathers the
+// next batch_size rows of the sequence. The sequence of row ids depends on nothing else:
+// not on the batch size, the prefetch depth, the thread's timing or the memory share.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "agld/status.hpp"
+#include "agld/store.hpp"
+
+namespace agld {
+
+// One batch: n rows in CSR form, views into the reader's buffers. Valid until the next
+// call to Reader::next() or the reader's destruction.
+struct Batch {
+  std::span<const uint64_t> row_ids;  // n global row numbers, in the order's sequence
+  std::span<const double> labels;     // n; binary labels mapped to +1 / -1
+  std::span<const uint64_t> offsets;  // n + 1; row i is [offsets[i], offsets[i + 1])
+  std::span<const uint32_t> indices;  // 0-based feature indices
+  std::span<const float> values;      // one per index (1 where the store holds none)
+
+  size_t size() const { return row_ids.size(); }
+  std::span<const uint32_t> row_indices(size_t i) const {
+    return indices.subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+  std::span<const float> row_values(size_t i) const {
+    return values.subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+};
+
+// What a reader has done, counted over the batches delivered so far (so, apart from the
+// gauges marked as such, the same whatever the prefetch depth or the thread's timing).
+struct ReaderStats {
+  uint64_t rows = 0;                  // rows delivered
+  uint64_t batches = 0;               // batches delivered
+  double passes = 0;                  // rows / rows in the store
+  uint64_t chunk_visits = 0;          // runs of consecutive rows in one chunk
+  uint64_t cache_hits = 0;            // visits whose chunk was in the cache
+  uint64_t cache_misses = 0;          // visits that had to read and decompress the chunk
+  uint64_t chunks_decompressed = 0;   // = cache_misses
+  uint64_t bytes_read = 0;            // stored bytes of the chunks read from the file
+  uint64_t bytes_decompressed = 0;    // raw bytes of those chunks
+  double wait_seconds = 0;            // time next() spent waiting for data (gauge)
+  uint64_t cache_capacity_bytes = 0;  // the cache's part of the share
+  uint64_t cache_bytes = 0;           // decoded chunks in the cache now
+  uint64_t cache_peak_bytes = 0;      // at most cache_capacity_bytes
+  uint64_t decoded_peak_bytes = 0;    // decoded chunks alive at once: cache + ring (gauge)
+  uint64_t batch_bytes = 0;           // the batch buffers' capacity
+  bool whole_store_cached = false;    // every chunk fits the cache: later passes read nothing
+};
+
+struct ReaderOptions {
+  std::string order = "ca";  // a name from reader_orders()
+  size_t batch_size = 1024;  // rows a batch, >= 1
+  uint64_t seed = 0;
+  // The reader's share of the process's memory budget: decoded chunks (cache and prefetch
+  // ring), the store's file pages while a chunk is read, and the batch buffers.
+  uint64_t memory = uint64_t{256} << 20;
+  // How many chunk visits the background thread may prepare ahead of the consumer; 0 runs
+  // no thread (the consumer reads chunks itself). Does not change what is read.
+  size_t prefetch = 4;
+};
+
+// A registered access order.
+struct ReaderOrderInfo {
+  std::string name;
+  std::string summary;
+};
+std::vector<ReaderOrderInfo> reader_orders();
+
+class Reader {
+ public:
+  // Fails with invalid_argument for an unknown order, a batch size of 0, or a memory
+  // share too small for the prefetch ring and one batch (the message says what is needed).
+  static Status open(const Store& store, const ReaderOptions& options,
+                     std::unique_ptr<Reader>* out);
+  virtual ~Reader() = default;
+
+  // The next batch_size rows of the order's sequence, which never ends (passes wrap). A
+  // failure (a corrupt chunk, an I/O error), whichever thread met it, is returned here
+  // once every row before it has been delivered, and again on every later call.
+  virtual Status next(Batch* out) = 0;
+  virtual const ReaderStats& stats() const = 0;
+  virtual const ReaderOptions& options() const = 0;
+};
+
+// The smallest memory share Reader::open accepts for these options on this store.
+uint64_t reader_min_memory(const Store& store, const ReaderOptions& options);
+
+}  // namespace agld

@@ -1,0 +1,70 @@
+// Access orders: each is a small cursor over the endless sequence of rows it visits, as
+// (chunk, row in chunk) pairs. Internal to the reader layer.
+//
+// Adding an order: one file src/reader/order_<name>.cpp defining a factory, and one line
+// in the table in src/reader/orders.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "agld/store.hpp"
+
+namespace agld::reader {
+
+struct RowRef {
+  uint32_t chunk = 0;
+  uint32_t row = 0;  // within the chunk
+};
+
+// The contract: the sequence a cursor yields is a pure function of the store's shape
+// (chunk row counts) and the seed; per-pass randomness comes from (seed, pass number).
+// Two cursors made from the same arguments yield the same sequence.
+class OrderCursor {
+ public:
+  virtual ~OrderCursor() = default;
+  // Appends the next rows of the sequence to *out: at least one, at most a few thousand.
+  virtual void next(std::vector<RowRef>* out) = 0;
+};
+
+using OrderFactory = std::unique_ptr<OrderCursor> (*)(const Store& store, uint64_t seed);
+
+struct OrderInfo {
+  std::string_view name;
+  std::string_view summary;
+  OrderFactory make;
+};
+
+std::span<const OrderInfo> registered_orders();
+const OrderInfo* find_order(std::string_view name);
+
+// Counter-based randomness shared by the orders: a strong 64-bit mixer (splitmix64's
+// finaliser), keys for (seed, salt, pass), a bounded draw and a Fisher-Yates shuffle that
+// do not depend on the standard library's distributions.
+inline uint64_t mix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+inline uint64_t key_of(uint64_t seed, uint64_t salt, uint64_t pass) {
+  return mix64(mix64(mix64(seed) ^ salt) ^ pass);
+}
+__extension__ typedef unsigned __int128 Uint128;
+// A draw in [0, n) from 64 random bits (bias below n / 2^64).
+inline uint64_t bounded(uint64_t bits, uint64_t n) {
+  return static_cast<uint64_t>((static_cast<Uint128>(bits) * n) >> 64);
+}
+// Shuffles v with the stream mix64(key + 1), mix64(key + 2), ...
+template <typename T>
+void shuffle(std::span<T> v, uint64_t key) {
+  for (size_t i = v.size(); i > 1; --i) {
+    const size_t j = static_cast<size_t>(bounded(mix64(key + i), i));
+    std::swap(v[i - 1], v[j]);
+  }
+}
+
+}  // namespace agld::reader

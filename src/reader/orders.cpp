@@ -1,0 +1,34 @@
+// The registry of access orders. Adding an order: its file, and one line in kOrders.
+#include <algorithm>
+
+#include "reader/order.hpp"
+
+namespace agld::reader {
+
+std::unique_ptr<OrderCursor> make_ca_order(const Store& store, uint64_t seed);
+std::unique_ptr<OrderCursor> make_rr_order(const Store& store, uint64_t seed);
+std::unique_ptr<OrderCursor> make_ra_order(const Store& store, uint64_t seed);
+std::unique_ptr<OrderCursor> make_br_order(const Store& store, uint64_t seed);
+
+namespace {
+
+constexpr OrderInfo kOrders[] = {
+    {"ca", "cyclic: stored order, wrapping around", make_ca_order},
+    {"rr", "random reshuffling: a fresh random permutation of all rows each pass", make_rr_order},
+    {"ra", "random access: rows uniform with replacement", make_ra_order},
+    {"br", "block reshuffling: chunks in a fresh random order each pass, rows shuffled inside",
+     make_br_order},
+};
+
+}  // namespace
+
+std::span<const OrderInfo> registered_orders() { return kOrders; }
+
+const OrderInfo* find_order(std::string_view name) {
+  for (const OrderInfo& o : kOrders) {
+    if (o.name == name) return &o;
+  }
+  return nullptr;
+}
+
+}  // namespace agld::reader
