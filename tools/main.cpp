@@ -1,10 +1,32 @@
 // agld: the command line. A thin layer over the library's service functions.
+#include <csignal>
 #include <iostream>
 
+#include "agld/file.hpp"
 #include "agld/version.hpp"
 #include "cli_common.hpp"
 
+namespace {
+
+// SIGINT, SIGTERM, SIGHUP: remove the named temporaries of unfinished outputs (only file
+// systems without O_TMPFILE have any), then die of the signal as if unhandled.
+extern "C" void on_terminating_signal(int sig) {
+  agld::remove_pending_temporaries();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_signal_cleanup() {
+  struct sigaction sa {};
+  sa.sa_handler = on_terminating_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  install_signal_cleanup();
   agld::cli::Cli cli;
   cli.app.set_version_flag("--version", std::string("agld ") + agld::kVersion);
   cli.app.require_subcommand(1);

@@ -54,4 +54,10 @@ class FileSystem {
   static FileSystem& local();
 };
 
+// Removes the named temporary files of the local FileSystem's uncommitted writes. They
+// exist only on file systems without O_TMPFILE (NFS, for one); elsewhere an uncommitted
+// write has no name to remove. Async-signal-safe: meant for the CLI's SIGINT/SIGTERM
+// handler, so that an interrupted conversion leaves nothing behind there either.
+void remove_pending_temporaries() noexcept;
+
 }  // namespace agld

@@ -86,12 +86,40 @@ class MappedReadableFile final : public ReadableFile {
 
 std::atomic<uint64_t> g_tmp_counter{0};
 
+// Named temporaries in flight, for remove_pending_temporaries(): fixed slots and no
+// allocation, so that a signal handler can walk them. A slot is 0 free, 1 being filled,
+// 2 holding a path to remove.
+constexpr int kPendingSlots = 64;
+struct PendingSlot {
+  std::atomic<int> state{0};
+  char path[4096];
+};
+PendingSlot g_pending[kPendingSlots];
+
+int register_pending(const std::string& path) {
+  if (path.size() >= sizeof g_pending[0].path) return -1;
+  for (int i = 0; i < kPendingSlots; ++i) {
+    int expected = 0;
+    if (g_pending[i].state.compare_exchange_strong(expected, 1)) {
+      std::memcpy(g_pending[i].path, path.c_str(), path.size() + 1);
+      g_pending[i].state.store(2);
+      return i;
+    }
+  }
+  return -1;  // more than 64 outputs at once: those are not removed on a signal
+}
+
+void unregister_pending(int slot) {
+  if (slot >= 0) g_pending[slot].state.store(0);
+}
+
 class AtomicWritableFile final : public WritableFile {
  public:
   explicit AtomicWritableFile(std::string path) : path_(std::move(path)) {}
   ~AtomicWritableFile() override {
     if (fd_ >= 0) ::close(fd_);
     if (!committed_ && !named_tmp_.empty()) ::unlink(named_tmp_.c_str());
+    unregister_pending(pending_slot_);
   }
 
   Status open() {
@@ -103,8 +131,10 @@ class AtomicWritableFile final : public WritableFile {
     }
     fd_ = ::open(dir_.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
     if (fd_ < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-      // The file system has no O_TMPFILE: use a named temporary removed on failure.
+      // The file system has no O_TMPFILE: use a named temporary removed on failure (and,
+      // through the pending registry, by the CLI's signal handler).
       named_tmp_ = temp_name();
+      pending_slot_ = register_pending(named_tmp_);
       fd_ = ::open(named_tmp_.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
     }
     if (fd_ < 0) {
@@ -141,12 +171,17 @@ class AtomicWritableFile final : public WritableFile {
     if (::fsync(fd_) != 0) return Status::io_error(path_ + ": fsync failed: " + errno_text(errno));
     std::string tmp = named_tmp_;
     if (tmp.empty()) {
+      // Linked under a temporary name for an instant, then renamed over the target: the
+      // name is registered so that a signal in between does not leave it behind.
       tmp = temp_name();
+      pending_slot_ = register_pending(tmp);
       std::string proc = "/proc/self/fd/" + std::to_string(fd_);
       if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0 &&
           ::linkat(fd_, "", AT_FDCWD, tmp.c_str(), AT_EMPTY_PATH) != 0) {
-        return Status::io_error(path_ + ": cannot link the output into place: " +
-                                errno_text(errno));
+        const int err = errno;
+        unregister_pending(pending_slot_);
+        pending_slot_ = -1;
+        return Status::io_error(path_ + ": cannot link the output into place: " + errno_text(err));
       }
     }
     if (::rename(tmp.c_str(), path_.c_str()) != 0) {
@@ -156,6 +191,8 @@ class AtomicWritableFile final : public WritableFile {
                               errno_text(err));
     }
     committed_ = true;
+    unregister_pending(pending_slot_);  // after the rename: the name is gone either way
+    pending_slot_ = -1;
     ::close(fd_);
     fd_ = -1;
     int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -175,6 +212,7 @@ class AtomicWritableFile final : public WritableFile {
   std::string path_;
   std::string dir_;
   std::string named_tmp_;  // set only when O_TMPFILE is unavailable
+  int pending_slot_ = -1;  // its slot in the pending registry
   int fd_ = -1;
   uint64_t size_ = 0;
   bool committed_ = false;
@@ -208,6 +246,12 @@ class LocalFileSystem final : public FileSystem {
 };
 
 }  // namespace
+
+void remove_pending_temporaries() noexcept {
+  for (PendingSlot& slot : g_pending) {
+    if (slot.state.load() == 2) ::unlink(slot.path);
+  }
+}
 
 FileSystem& FileSystem::local() {
   static LocalFileSystem fs;
