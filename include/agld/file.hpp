@@ -31,6 +31,9 @@ class ReadableFile {
   // pages, so that faults in the mapping do not read around themselves (read-ahead would
   // otherwise bring in pages of neighbouring chunks and break the reader's memory budget).
   virtual void will_need(uint64_t offset, size_t n) const { (void)offset, (void)n; }
+  // A hint that the file will be read in an order the kernel cannot guess: no read-ahead
+  // around faults or reads, so that only the pages asked for (will_need) are brought in.
+  virtual void advise_random() const {}
 };
 
 // A file being written. Nothing appears at its path until commit() succeeds; destroying

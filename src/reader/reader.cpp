@@ -226,6 +226,10 @@ class ReaderImpl final : public Reader {
     uint64_t total = 0;
     for (size_t k = 0; k < store.chunk_count(); ++k) total += decoded_bytes(store.chunk(k));
     stats_.whole_store_cached = total <= cache_capacity;
+    // Out of core, the reader asks for exactly each chunk's pages (will_need) and drops them
+    // after decoding; the kernel's own read-ahead would bring in neighbours that, arriving
+    // late on a busy disk, stay in the page cache past the drop and break the budget.
+    if (!stats_.whole_store_cached) store.file().advise_random();
     if (options_.prefetch > 0) worker_ = std::thread([this] { work(); });
   }
 

@@ -70,6 +70,12 @@ class MappedReadableFile final : public ReadableFile {
     }
   }
 
+  void advise_random() const override {
+    if (size_ == 0) return;
+    madvise(const_cast<char*>(map_.data()), size_, MADV_RANDOM);
+    if (fd_ >= 0) posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM);
+  }
+
   void will_need(uint64_t offset, size_t n) const override {
     if (fd_ >= 0 && offset < size_) {
       posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(std::min<uint64_t>(n, size_ - offset)),
