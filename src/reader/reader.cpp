@@ -34,6 +34,7 @@ using reader::RowRef;
 constexpr size_t kSlotRows = 8192;         // a slot closes at this many rows ...
 constexpr uint64_t kPageSlack = 64 << 10;  // pages either side of a chunk, when rounding
 constexpr uint64_t kDropMargin = 2 << 20;  // dropped either side of a chunk read
+constexpr size_t kLookAheadRows = 1 << 20;  // how far ahead the plan is searched for the next chunk
 
 // Bytes Store::read_chunk allocates for chunk c.
 uint64_t decoded_bytes(const ChunkInfo& c) {
@@ -61,7 +62,7 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   // Two chunks per unconsumed slot (the header comment), and one for what the allocator
   // holds between a chunk freed and the next of another size (measured: about one chunk).
   r.ring = (2 * (o.prefetch + 2) + 1) * max_decoded;
-  r.file = max_stored + 2 * kPageSlack;
+  r.file = 2 * max_stored + 4 * kPageSlack;  // the chunk being read and the one asked for next
   r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +   // batch buffers
             (o.prefetch + 2) * kSlotRows * 4 + 8 * 8192;  // slots, the cursor's block
   return r;
@@ -170,6 +171,10 @@ class Producer {
     const ChunkInfo& info = store_.chunk(k);
     auto holder = std::make_shared<CountedChunk>();
     store_.file().will_need(info.offset, info.stored_size);  // exactly its pages, no read-around
+    // Ask for the next chunk of the plan too, so that its pages arrive while this one is
+    // decoded (the kernel's own read-ahead is off out of core: advise_random).
+    const ChunkInfo* ahead = next_chunk_after(k);
+    if (ahead) store_.file().will_need(ahead->offset, ahead->stored_size);
     Status st = store_.read_chunk(k, &holder->chunk);
     // The stored bytes are not needed again: drop them from the page cache (and from this
     // process's mapping) now, whether or not the decoded chunk stays in the cache. With a
@@ -179,7 +184,8 @@ class Producer {
     // them (measured: ~10 MiB of stray mapped pages on a 100 MiB store). Only this thread
     // reads chunks, so no page dropped here is being read.
     const uint64_t lo = info.offset > kDropMargin ? info.offset - kDropMargin : 0;
-    store_.file().drop_cache(lo, info.offset - lo + info.stored_size + kDropMargin);
+    const uint64_t hi = info.offset + info.stored_size + kDropMargin;
+    drop_except(lo, hi, ahead);
     if (!st.is_ok()) return st;
     holder->bytes = holder->chunk.memory_bytes();
     holder->acct = acct_;
@@ -192,6 +198,32 @@ class Producer {
     cache_.insert(k, c, holder->bytes, &evicted_);
     *out = std::move(c);
     return Status::ok();
+  }
+
+  // The first chunk after k in the plan (fetching more of the sequence if needed), or null
+  // when the plan only revisits k for a while.
+  const ChunkInfo* next_chunk_after(uint32_t k) {
+    for (size_t i = at_;; ++i) {
+      if (i == pending_.size()) {
+        if (pending_.size() - at_ > kLookAheadRows) return nullptr;
+        pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(at_));
+        i -= at_;  // what was consumed goes, so the plan does not grow with every fetch
+        at_ = 0;
+        cursor_->next(&pending_);  // the same sequence, fetched earlier
+      }
+      if (pending_[i].chunk != k) return &store_.chunk(pending_[i].chunk);
+    }
+  }
+
+  // Drops [lo, hi) of the file from the page cache, except the look-ahead chunk's pages.
+  void drop_except(uint64_t lo, uint64_t hi, const ChunkInfo* keep) {
+    if (!keep || keep->offset >= hi || keep->offset + keep->stored_size <= lo) {
+      store_.file().drop_cache(lo, hi - lo);
+      return;
+    }
+    if (keep->offset > lo) store_.file().drop_cache(lo, keep->offset - lo);
+    const uint64_t keep_end = keep->offset + keep->stored_size;
+    if (keep_end < hi) store_.file().drop_cache(keep_end, hi - keep_end);
   }
 
   const Store& store_;
