@@ -27,6 +27,7 @@
 #include "agld/version.hpp"
 #include "convert/input.hpp"
 #include "convert/libsvm.hpp"
+#include "common/mix.hpp"
 #include "convert/shuffle.hpp"
 
 namespace agld {
@@ -274,7 +275,7 @@ Status Converter::validate() {
   }
   threads_ = opt_.threads > 0 ? static_cast<uint64_t>(opt_.threads)
                               : std::max(1u, std::thread::hardware_concurrency());
-  split_seed_ = splitmix64(opt_.seed ^ 0x53504C4954ull);
+  split_seed_ = mix64(opt_.seed ^ 0x53504C4954ull);
   return Status::ok();
 }
 
@@ -518,7 +519,7 @@ Status Converter::assemble(Work* w) {
     }
     int sink = 0;
     if (sinks_.size() == 2) {
-      const double u = static_cast<double>(splitmix64(split_seed_ ^ splitmix64(global_row_)) >> 11) * 0x1.0p-53;
+      const double u = static_cast<double>(mix64(split_seed_ ^ mix64(global_row_)) >> 11) * 0x1.0p-53;
       sink = u < opt_.test_fraction ? 1 : 0;
     }
     Sink& s = sinks_[static_cast<size_t>(sink)];

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "agld/file.hpp"
+#include "common/mix.hpp"
 
 namespace agld {
 namespace {
@@ -36,12 +37,6 @@ namespace {
 
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
 
-// The splitmix64 finaliser: a bijection of 64-bit words that mixes every bit.
-inline uint64_t fmix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Independent keys for the streams derived from one seed. Persistent: changing a tag
 // changes every generated file.
@@ -50,9 +45,9 @@ constexpr uint64_t kPilotTag = 0x50494c54;    // "PILT"
 constexpr uint64_t kWeightsTag = 0x57474854;  // "WGHT"
 
 inline uint64_t stream_key(uint64_t seed, uint64_t tag) {
-  return fmix(fmix(seed + kGolden) ^ (tag * kGolden));
+  return fmix64(fmix64(seed + kGolden) ^ (tag * kGolden));
 }
-inline uint64_t hash2(uint64_t key, uint64_t i) { return fmix(key ^ fmix((i + 1) * kGolden)); }
+inline uint64_t hash2(uint64_t key, uint64_t i) { return fmix64(key ^ fmix64((i + 1) * kGolden)); }
 
 // (0, 1), never 0 or 1, from the top 53 bits.
 inline double to_unit(uint64_t x) { return (static_cast<double>(x >> 11) + 0.5) * 0x1.0p-53; }
@@ -63,7 +58,7 @@ class RowRng {
   explicit RowRng(uint64_t state) : s_(state) {}
   uint64_t next() {
     s_ += kGolden;
-    return fmix(s_);
+    return fmix64(s_);
   }
   double uniform() { return to_unit(next()); }
 

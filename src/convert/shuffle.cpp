@@ -1,5 +1,7 @@
 #include "convert/shuffle.hpp"
 
+#include "common/mix.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -9,13 +11,6 @@
 #include <numeric>
 
 namespace agld {
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // A sorted run on disk: records [u64 key][f64 label][u32 nnz][u32 idx x nnz][f32 val x nnz].
 struct ExternalShuffler::Run {
@@ -88,7 +83,7 @@ struct ExternalShuffler::Run {
 };
 
 ExternalShuffler::ExternalShuffler(uint64_t seed, uint64_t memory, std::string temp_dir)
-    : seed_(splitmix64(seed ^ 0x53485546464C45ull)), limit_(memory), temp_dir_(std::move(temp_dir)) {}
+    : seed_(mix64(seed ^ 0x53485546464C45ull)), limit_(memory), temp_dir_(std::move(temp_dir)) {}
 
 ExternalShuffler::~ExternalShuffler() = default;
 
@@ -101,7 +96,7 @@ Status ExternalShuffler::add(const SparseRows& src, size_t r, uint64_t global_ro
   // Spill before a buffer may double past the limit (growth briefly holds old + new).
   if (buffer_bytes() * 3 > limit_ && buf_.rows() > 0) AGLD_RETURN_IF_ERROR(spill());
   buf_.append(src, r, r + 1);
-  keys_.push_back(splitmix64(seed_ ^ splitmix64(global_row)));
+  keys_.push_back(mix64(seed_ ^ mix64(global_row)));
   return Status::ok();
 }
 

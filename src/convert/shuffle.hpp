@@ -17,8 +17,6 @@
 
 namespace agld {
 
-uint64_t splitmix64(uint64_t x);
-
 class ExternalShuffler {
  public:
   // memory: the bound on this shuffler's buffers; temp_dir: where runs go.

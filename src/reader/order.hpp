@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "agld/store.hpp"
+#include "common/mix.hpp"
 
 namespace agld::reader {
 
@@ -41,15 +42,9 @@ struct OrderInfo {
 std::span<const OrderInfo> registered_orders();
 const OrderInfo* find_order(std::string_view name);
 
-// Counter-based randomness shared by the orders: a strong 64-bit mixer (splitmix64's
-// finaliser), keys for (seed, salt, pass), a bounded draw and a Fisher-Yates shuffle that
-// do not depend on the standard library's distributions.
-inline uint64_t mix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+// Counter-based randomness shared by the orders (mix64, common/mix.hpp): keys for (seed,
+// salt, pass), a bounded draw and a Fisher-Yates shuffle that do not depend on the
+// standard library's distributions.
 inline uint64_t key_of(uint64_t seed, uint64_t salt, uint64_t pass) {
   return mix64(mix64(mix64(seed) ^ salt) ^ pass);
 }
