@@ -19,22 +19,6 @@ namespace {
 
 using test::TempDir;
 
-Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows, Codec codec,
-                   uint64_t features) {
-  std::unique_ptr<StoreWriter> w;
-  AGLD_RETURN_IF_ERROR(StoreWriter::create(path, &w));
-  ChunkCodec cc;
-  cc.codec = codec;
-  for (size_t r = 0; r < rows.rows(); r += chunk_rows) {
-    EncodedChunk c;
-    AGLD_RETURN_IF_ERROR(encode_chunk(rows, r, std::min(rows.rows(), r + chunk_rows), cc, &c));
-    AGLD_RETURN_IF_ERROR(w->add_chunk(c));
-  }
-  StoreMeta m;
-  m.features = features;
-  m.label_kind = LabelKind::kReal;
-  return w->finish(m);
-}
 
 // A store of n rows in chunks of chunk_rows, and its rows.
 struct Fixture {
@@ -52,7 +36,7 @@ struct Fixture {
     spec.binary_labels = false;
     ref = test::random_matrix(spec, rng);
     const std::string path = dir.file("s.agld");
-    Status st = write_store(path, ref, chunk_rows, codec, spec.features);
+    Status st = test::write_store(path, ref, chunk_rows, ChunkCodec{codec}, spec.features);
     EXPECT_TRUE(st.is_ok()) << st.to_string();
     st = Store::open(path, &store);
     EXPECT_TRUE(st.is_ok()) << st.to_string();

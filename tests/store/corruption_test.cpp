@@ -42,16 +42,7 @@ StoreMeta binary_meta(uint64_t features) {
 // Writes rows as a store of chunk_rows-row chunks. Fails the test on error.
 void write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows, Codec codec,
                  uint64_t features) {
-  std::unique_ptr<StoreWriter> w;
-  ASSERT_TRUE(StoreWriter::create(path, &w).is_ok());
-  for (size_t r = 0; r < rows.rows(); r += chunk_rows) {
-    EncodedChunk c;
-    ChunkCodec cc;
-    cc.codec = codec;
-    ASSERT_TRUE(encode_chunk(rows, r, std::min(rows.rows(), r + chunk_rows), cc, &c).is_ok());
-    ASSERT_TRUE(w->add_chunk(c).is_ok());
-  }
-  Status st = w->finish(binary_meta(features));
+  Status st = test::write_store(path, rows, chunk_rows, ChunkCodec{codec}, binary_meta(features));
   ASSERT_TRUE(st.is_ok()) << st.to_string();
 }
 

@@ -15,21 +15,7 @@ namespace {
 using test::RandomMatrixSpec;
 using test::TempDir;
 
-// Writes rows into a store, chunk_rows rows a chunk.
-Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
-                   const ChunkCodec& codec, uint64_t features) {
-  std::unique_ptr<StoreWriter> w;
-  AGLD_RETURN_IF_ERROR(StoreWriter::create(path, &w));
-  for (size_t r = 0; r < rows.rows(); r += chunk_rows) {
-    EncodedChunk c;
-    AGLD_RETURN_IF_ERROR(encode_chunk(rows, r, std::min(rows.rows(), r + chunk_rows), codec, &c));
-    AGLD_RETURN_IF_ERROR(w->add_chunk(c));
-  }
-  StoreMeta m;
-  m.features = features;
-  m.label_kind = LabelKind::kReal;
-  return w->finish(m);
-}
+using test::write_store;
 
 SparseRows read_all(const Store& s) {
   SparseRows all;

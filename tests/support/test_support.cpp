@@ -103,6 +103,26 @@ SparseRows random_matrix(const RandomMatrixSpec& spec, std::mt19937_64& rng) {
   return m;
 }
 
+Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
+                   const ChunkCodec& codec, const StoreMeta& meta) {
+  std::unique_ptr<StoreWriter> w;
+  AGLD_RETURN_IF_ERROR(StoreWriter::create(path, &w));
+  for (size_t r = 0; r < rows.rows(); r += chunk_rows) {
+    EncodedChunk c;
+    AGLD_RETURN_IF_ERROR(encode_chunk(rows, r, std::min(rows.rows(), r + chunk_rows), codec, &c));
+    AGLD_RETURN_IF_ERROR(w->add_chunk(c));
+  }
+  return w->finish(meta);
+}
+
+Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
+                   const ChunkCodec& codec, uint64_t features) {
+  StoreMeta m;
+  m.features = features;
+  m.label_kind = LabelKind::kReal;
+  return write_store(path, rows, chunk_rows, codec, m);
+}
+
 std::string to_libsvm(const SparseRows& rows) {
   std::string s;
   for (size_t r = 0; r < rows.rows(); ++r) {

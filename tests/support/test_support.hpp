@@ -7,6 +7,8 @@
 #include <string>
 
 #include "agld/sparse.hpp"
+#include "agld/status.hpp"
+#include "agld/store.hpp"
 
 namespace agld::test {
 
@@ -55,6 +57,14 @@ struct RandomMatrixSpec {
   bool binary_labels = true;    // labels +1/-1, else real
 };
 SparseRows random_matrix(const RandomMatrixSpec& spec, std::mt19937_64& rng);
+
+// Writes rows as a store of chunk_rows-row chunks with the given codec and metadata (rows
+// and nnz are filled in by the writer).
+Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
+                   const ChunkCodec& codec, const StoreMeta& meta);
+// The same with real-label metadata of d = features.
+Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
+                   const ChunkCodec& codec, uint64_t features);
 
 // LIBSVM text (1-based indices) for rows, shortest round-trip formatting.
 std::string to_libsvm(const SparseRows& rows);
