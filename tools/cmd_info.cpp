@@ -23,14 +23,9 @@ struct InfoArgs {
   int threads = 0;
 };
 
-struct VerifyResult {
-  double seconds = 0;
-  uint64_t stored = 0, raw = 0, rows = 0;
-};
-
-// Reads every chunk (in parallel), checking its CRC and contents. Reports the first failure
-// in chunk order.
-Status verify(const Store& s, int threads, VerifyResult* out) {
+// Reads every chunk (in parallel), checking its CRC and contents, and sets *seconds to the
+// time taken. Reports the first failure in chunk order.
+Status verify(const Store& s, int threads, double* seconds) {
   std::unique_ptr<tbb::global_control> limit;
   if (threads > 0) {
     limit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism,
@@ -53,12 +48,7 @@ Status verify(const Store& s, int threads, VerifyResult* out) {
       }
     }
   });
-  out->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  for (size_t k = 0; k < s.chunk_count(); ++k) {
-    out->stored += s.chunk(k).stored_size;
-    out->raw += s.chunk(k).raw_size;
-    out->rows += s.chunk(k).row_count;
-  }
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return bad;
 }
 
@@ -80,9 +70,9 @@ int run_info(const InfoArgs& a) {
     raw += store->chunk(k).raw_size;
     stored += store->chunk(k).stored_size;
   }
-  VerifyResult vr;
+  double verify_seconds = 0;
   if (a.verify) {
-    st = verify(*store, a.threads, &vr);
+    st = verify(*store, a.threads, &verify_seconds);
     if (!st.is_ok()) return fail(st);
   }
   const double ratio = stored ? static_cast<double>(raw) / static_cast<double>(stored) : 1.0;
@@ -143,9 +133,9 @@ int run_info(const InfoArgs& a) {
                     {"part", o.part},               {"skip_bad_lines", o.skip_bad_lines}};
     if (a.verify) {
       j["verify"] = {{"ok", true},
-                     {"seconds", vr.seconds},
-                     {"stored_mb_per_s", static_cast<double>(vr.stored) / 1e6 / vr.seconds},
-                     {"raw_mb_per_s", static_cast<double>(vr.raw) / 1e6 / vr.seconds}};
+                     {"seconds", verify_seconds},
+                     {"stored_mb_per_s", static_cast<double>(stored) / 1e6 / verify_seconds},
+                     {"raw_mb_per_s", static_cast<double>(raw) / 1e6 / verify_seconds}};
     }
     std::cout << j.dump(2) << std::endl;
     return kExOk;
@@ -190,8 +180,8 @@ int run_info(const InfoArgs& a) {
                                  m.skipped_lines ? fmt::format(", {} bad lines skipped", m.skipped_lines) : ""));
   if (a.verify) {
     line("verify", fmt::format("ok: {} chunks, {} rows; {:.0f} MB/s stored, {:.0f} MB/s raw", store->chunk_count(),
-                               vr.rows, static_cast<double>(vr.stored) / 1e6 / vr.seconds,
-                               static_cast<double>(vr.raw) / 1e6 / vr.seconds));
+                               m.rows, static_cast<double>(stored) / 1e6 / verify_seconds,
+                               static_cast<double>(raw) / 1e6 / verify_seconds));
   }
   std::fwrite(b.data(), 1, b.size(), stdout);
   return kExOk;
