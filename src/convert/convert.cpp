@@ -113,14 +113,26 @@ std::string label_set_text(std::vector<double> s) {
   return fmt::format("{{{}}}", fmt::join(s, ", "));
 }
 
+// The inputs' total size, for the progress line's ETA; unknown with stdin or a non-file.
+std::optional<uint64_t> total_size(const std::vector<std::string>& inputs) {
+  uint64_t total = 0;
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (in == "-") return std::nullopt;
+    const uint64_t size = std::filesystem::file_size(in, ec);
+    if (ec) return std::nullopt;
+    total += size;
+  }
+  return total;
+}
+
 // One output store: the chunk being built, its statistics, the shuffler and the writer.
 struct Sink {
   std::string path;
   std::string part;
   std::unique_ptr<StoreWriter> writer;
   std::unique_ptr<ExternalShuffler> shuffler;
-  SparseRows building;
-  uint64_t building_bytes = 0;
+  SparseRows building;  // the chunk being built; its raw size is about 12 rows + 8 nnz
   // Statistics of the rows in this output.
   std::map<double, uint64_t> label_counts;  // only while the label set is small
   double label_min = INFINITY, label_max = -INFINITY, label_sum = 0;
@@ -169,6 +181,7 @@ class Converter {
   std::atomic<uint64_t> source_bytes_done_{0};  // of the files already finished
   std::atomic<uint64_t> source_bytes_now_{0};
   std::atomic<uint64_t> text_bytes_{0};
+  std::optional<uint64_t> source_total_;  // the inputs' total size, when all are files
 
   // Assembling state (assemble stage only).
   std::vector<Sink> sinks_;
@@ -276,6 +289,7 @@ Status Converter::validate() {
   threads_ = opt_.threads > 0 ? static_cast<uint64_t>(opt_.threads)
                               : std::max(1u, std::thread::hardware_concurrency());
   split_seed_ = mix64(opt_.seed ^ 0x53504C4954ull);
+  source_total_ = total_size(opt_.inputs);
   return Status::ok();
 }
 
@@ -429,30 +443,29 @@ void Converter::seal(Work* w, int sink) {
   if (s.building.rows() == 0) return;
   w->sealed.push_back(Sealed::owning(sink, std::move(s.building)));
   s.building.clear();
-  s.building_bytes = 0;
 }
 
 void Converter::route_rows(Work* w, int sink, const SparseRows& src, size_t r0, size_t r1) {
   Sink& s = sinks_[static_cast<size_t>(sink)];
   for (size_t r = r0; r < r1;) {
     // Take as many rows as fit in the current chunk.
+    uint64_t chunk_bytes = 12 * s.building.rows() + 8 * s.building.nnz();
     size_t r_end = r;
     while (r_end < r1) {
       uint64_t nnz = src.offsets[r_end + 1] - src.offsets[r_end];
       uint64_t bytes = 12 + 8 * nnz;
       bool empty = s.building.rows() == 0 && r_end == r;
       if (!empty && (s.building.rows() + (r_end - r) >= opt_.chunk_rows ||
-                     s.building_bytes + bytes > opt_.chunk_bytes)) {
+                     chunk_bytes + bytes > opt_.chunk_bytes)) {
         break;
       }
-      s.building_bytes += bytes;
+      chunk_bytes += bytes;
       ++r_end;
     }
     const bool completes = r_end < r1 || s.building.rows() + (r_end - r) >= opt_.chunk_rows;
     if (completes && s.building.rows() == 0) {
       // A whole chunk inside this block: encode it from the block's rows, without a copy.
       w->sealed.push_back(Sealed{sink, {}, &src, r, r_end, {}});
-      s.building_bytes = 0;
     } else {
       s.building.append(src, r, r_end);
       if (completes) seal(w, sink);
@@ -565,22 +578,7 @@ void Converter::report_progress(bool force) {
   last_progress_ = now;
   ConvertProgress p;
   p.source_bytes = source_bytes_done_ + source_bytes_now_;
-  uint64_t total = 0;
-  bool known = true;
-  for (size_t i = 0; i < opt_.inputs.size(); ++i) {
-    if (opt_.inputs[i] == "-") {
-      known = false;
-      break;
-    }
-    std::error_code ec;
-    auto sz = std::filesystem::file_size(opt_.inputs[i], ec);
-    if (ec) {
-      known = false;
-      break;
-    }
-    total += sz;
-  }
-  if (known) p.source_total = total;
+  p.source_total = source_total_;
   p.text_bytes = text_bytes_;
   p.rows = global_row_;
   p.seconds = std::chrono::duration<double>(now - start_).count();
