@@ -20,7 +20,14 @@ constexpr auto kSpaceTable = [] {
   return t;
 }();
 inline bool is_space(char c) { return kSpaceTable[static_cast<unsigned char>(c)]; }
-inline bool ends_token(const char* p, const char* end) { return p == end || is_space(*p) || *p == '#'; }
+// What may follow a token: whitespace, a comment, or the newline that ends every line the
+// parser sees (a line's end always holds one, so no bound is checked).
+constexpr auto kEndTable = [] {
+  std::array<bool, 256> t{};
+  for (unsigned char c : {' ', '\t', '\r', '\v', '\f', '#', '\n'}) t[c] = true;
+  return t;
+}();
+inline bool ends_token(const char* p) { return kEndTable[static_cast<unsigned char>(*p)]; }
 // The line must be followed by a non-space (its '\n'), so no bound is checked.
 inline const char* skip_space(const char* p) {
   while (is_space(*p)) ++p;
@@ -48,14 +55,14 @@ inline const char* parse_float_fast(const char* p, const char* end, float* out) 
   const char* first = p;
   for (; static_cast<unsigned>(*p - '0') < 10; ++p) m = m * 10 + static_cast<unsigned>(*p - '0');
   int digits = static_cast<int>(p - first), frac = 0;
-  if (p < end && *p == '.') {
+  if (*p == '.') {
     const char* f = ++p;
     for (; static_cast<unsigned>(*p - '0') < 10; ++p) m = m * 10 + static_cast<unsigned>(*p - '0');
     frac = static_cast<int>(p - f);
     digits += frac;
   }
   // 10^7 < 2^24: up to 7 digits are exact in float (more may have wrapped m: not used).
-  if (digits == 0 || digits > 7 || (p < end && !is_space(*p) && *p != '#')) return nullptr;
+  if (digits == 0 || digits > 7 || !ends_token(p)) return nullptr;
   float v = static_cast<float>(m);
   if (frac > 0) v /= kPow10[frac];
   *out = neg ? -v : v;
@@ -135,8 +142,9 @@ class LineParser {
   LineParser(const ParseOptions& opt, ParsedBlock* out)
       : opt_(opt),
         out_(out),
-        one_based_(opt.index_base == 1),
-        features_(opt.features ? *opt.features : std::numeric_limits<uint64_t>::max()) {}
+        index_base_(opt.index_base == 1 ? 1 : 0),
+        features_(opt.features ? *opt.features : std::numeric_limits<uint64_t>::max()),
+        index_limit_(std::min<uint64_t>(features_, std::numeric_limits<uint32_t>::max())) {}
 
   bool parse(const char* line, const char* end, uint64_t line_no) {
     line_ = line;
@@ -147,7 +155,7 @@ class LineParser {
     double label;
     const char* why = nullptr;
     const char* q = parse_double(p, end, &label, &why);
-    if (!q || !ends_token(q, end)) {
+    if (!q || !ends_token(q)) {
       const char* te = token_end(p, end);
       return error(p, why ? std::string("label ") + quote(p, te) + " is " + why
                           : "expected a numeric label, found " + quote(p, te));
@@ -156,110 +164,82 @@ class LineParser {
       return error(p, "label " + quote(p, token_end(p, end)) +
                           " is not a binary label (-1/+1, 0/1 or 1/2) and --task is binary");
     }
-    SparseRows& rows = out_->rows;
-    base_ = rows.indices.size();  // this row's entries go straight to the block, from here
+    // The row's entries go to scratch arrays through plain pointers (an entry takes at
+    // least 4 bytes of the line, so half the line's length bounds their count), and to the
+    // block in one append at the end.
+    const size_t cap = static_cast<size_t>(end - line) / 2 + 1;
+    if (row_idx_.size() < cap) {
+      row_idx_.resize(cap);
+      row_val_.resize(cap);
+    }
+    uint32_t* const oi = row_idx_.data();
+    float* const ov = row_val_.data();
+    size_t n = 0;
+    double sq = 0;
     bool sorted = true;
     uint64_t prev = 0;
     p = q;
     for (;;) {
       p = skip_space(p);
-      if (p == end || *p == '#') break;
       const char* tok = p;
-      if (*p == 'q' && end - p >= 4 && std::memcmp(p, "qid:", 4) == 0) {
-        const char* te = token_end(p, end);
-        if (!out_->qid_line) out_->qid_line = line_no;
-        p = te;
-        continue;
-      }
-      if (*p == '-') {
-        const char* te = token_end(p, end);
-        if (p + 1 < end && *(p + 1) >= '0' && *(p + 1) <= '9') {
-          const char* c = static_cast<const char*>(std::memchr(p, ':', static_cast<size_t>(te - p)));
-          return error(tok, "negative feature index " + quote(p, c ? c : te));
-        }
-        return error(tok, "expected INDEX:VALUE, found " + quote(p, te));
-      }
-      uint64_t raw = 0;
-      const char* digits = p;
-      p = parse_digits(p, &raw);
-      if (raw > std::numeric_limits<uint32_t>::max() + uint64_t{1}) {
-        return error(tok, "feature index " + quote(digits, token_end(digits, end)) +
-                              " is too large (the format's limit is 4294967296)");
-      }
-      if (p == end || *p != ':') {
-        const char* te = token_end(tok, end);
-        if (p == digits && p < end && *p == ':') {
-          return error(tok, "expected a feature index before ':', found " + quote(tok, te));
-        }
-        return error(tok, "expected INDEX:VALUE (a value without an index?), found " + quote(tok, te));
-      }
-      if (p == digits) return error(tok, "expected a feature index before ':'");
-      ++p;  // ':'
-      uint64_t index;
-      if (one_based_) {
-        if (raw == 0) {
-          return error(tok, "feature index 0 in a 1-based file (pass --index-base 0 if the file is 0-based)");
-        }
-        index = raw - 1;
+      uint64_t raw;
+      if (static_cast<unsigned>(*p - '0') < 10) {  // the common case: INDEX:VALUE
+        p = parse_digits(p, &raw);
+        if (*p != ':') return bad_entry(tok, end);
       } else {
-        index = raw;
+        if (p == end || *p == '#') break;
+        if (*p == 'q' && end - p >= 4 && std::memcmp(p, "qid:", 4) == 0) {
+          if (!out_->qid_line) out_->qid_line = line_no;
+          p = token_end(p, end);
+          continue;
+        }
+        return bad_entry(tok, end);
       }
-      if (index > std::numeric_limits<uint32_t>::max() - uint64_t{1}) {
-        return error(tok, "feature index " + std::to_string(raw) + " is too large (the format's limit is 4294967295 0-based)");
-      }
-      if (index >= features_) {
-        return error(tok, "feature index " + std::to_string(raw) + " is above --features " +
-                              std::to_string(*opt_.features));
-      }
+      ++p;  // ':'
+      // One compare catches index 0 in a 1-based file (it wraps around), indices beyond the
+      // format's limit and indices at or above --features; bad_entry tells them apart.
+      const uint64_t index = raw - index_base_;
+      if (index >= index_limit_) return bad_entry(tok, end);
       float v;
-      const char* vs = p;
-      if (p + 1 <= end && *p == '1' && ends_token(p + 1, end)) {
+      if (*p == '1' && ends_token(p + 1)) {
         v = 1.0f;
         p += 1;
       } else {
-        why = nullptr;
         const char* vq = parse_float(p, end, &v, &why);
-        if (!vq) {
-          const char* te = token_end(vs, end);
-          if (vs == te || *vs == '#') return error(vs, "expected a value after " + quote(tok, vs));
-          return error(vs, why ? "value " + quote(vs, te) + " of feature " + std::to_string(raw) + " is " + why
-                               : "expected a numeric value for feature " + std::to_string(raw) +
-                                     ", found " + quote(vs, te));
-        }
-        if (!ends_token(vq, end)) {
-          return error(vq, "unexpected " + quote(vq, token_end(vq, end)) + " after the value of feature " +
-                               std::to_string(raw));
-        }
+        if (!vq || !ends_token(vq)) return bad_entry(tok, end);
         p = vq;
       }
-      if (rows.indices.size() > base_) {
+      if (n > 0) {
         if (index == prev) return error(tok, "duplicate feature index " + std::to_string(raw) + " in a row");
         if (index < prev) sorted = false;
       }
       prev = index;
-      rows.indices.push_back(static_cast<uint32_t>(index));
-      rows.values.push_back(v);
+      oi[n] = static_cast<uint32_t>(index);
+      ov[n] = v;
+      ++n;
+      sq += static_cast<double>(v) * v;
     }
-    if (!sorted && !sort_row(end)) return false;
-    double sq = 0;
-    for (size_t k = base_; k < rows.values.size(); ++k) sq += static_cast<double>(rows.values[k]) * rows.values[k];
+    if (!sorted && !sort_row(n, end)) return false;
+    SparseRows& rows = out_->rows;
+    rows.indices.insert(rows.indices.end(), oi, oi + n);
+    rows.values.insert(rows.values.end(), ov, ov + n);
     rows.labels.push_back(label);
     rows.offsets.push_back(rows.indices.size());
     out_->row_line.push_back(line_no);
-    if (rows.indices.size() == base_) {
+    if (n == 0) {
       ++out_->empty_rows;
     } else {
-      out_->max_index = std::max<uint64_t>(out_->max_index, uint64_t{rows.indices.back()} + 1);
+      out_->max_index = std::max<uint64_t>(out_->max_index, uint64_t{oi[n - 1]} + 1);
     }
     out_->row_sq_norm.push_back(sq);
     return true;
   }
 
  private:
-  bool sort_row(const char* end) {
-    uint32_t* idx = out_->rows.indices.data() + base_;
-    float* val = out_->rows.values.data() + base_;
-    const size_t n = out_->rows.indices.size() - base_;
+  // Sorts the row's n scratch entries by index; a duplicate is an error.
+  bool sort_row(size_t n, const char* end) {
+    uint32_t* idx = row_idx_.data();
+    float* val = row_val_.data();
     perm_.resize(n);
     std::iota(perm_.begin(), perm_.end(), 0u);
     std::sort(perm_.begin(), perm_.end(), [&](uint32_t a, uint32_t b) { return idx[a] < idx[b]; });
@@ -298,9 +278,64 @@ class LineParser {
     }
   }
 
-  bool error(const char* at, std::string what) {
-    out_->rows.indices.resize(base_);  // drop the bad row's entries
-    out_->rows.values.resize(base_);
+  // Reports what is wrong with the INDEX:VALUE entry at tok (the fast path in parse() only
+  // knows that something is). Always returns false.
+  bool bad_entry(const char* tok, const char* end) {
+    const char* p = tok;
+    const char* why = nullptr;
+    if (*p == '-') {
+      const char* te = token_end(p, end);
+      if (p + 1 < end && *(p + 1) >= '0' && *(p + 1) <= '9') {
+        const char* c = static_cast<const char*>(std::memchr(p, ':', static_cast<size_t>(te - p)));
+        return error(tok, "negative feature index " + quote(p, c ? c : te));
+      }
+      return error(tok, "expected INDEX:VALUE, found " + quote(p, te));
+    }
+    uint64_t raw = 0;
+    const char* digits = p;
+    p = parse_digits(p, &raw);
+    if (raw > std::numeric_limits<uint32_t>::max() + uint64_t{1}) {
+      return error(tok, "feature index " + quote(digits, token_end(digits, end)) +
+                            " is too large (the format's limit is 4294967296)");
+    }
+    if (p == end || *p != ':') {
+      const char* te = token_end(tok, end);
+      if (p == digits && p < end && *p == ':') {
+        return error(tok, "expected a feature index before ':', found " + quote(tok, te));
+      }
+      return error(tok, "expected INDEX:VALUE (a value without an index?), found " + quote(tok, te));
+    }
+    if (p == digits) return error(tok, "expected a feature index before ':'");
+    ++p;  // ':'
+    if (index_base_ == 1 && raw == 0) {
+      return error(tok, "feature index 0 in a 1-based file (pass --index-base 0 if the file is 0-based)");
+    }
+    const uint64_t index = raw - index_base_;
+    if (index > std::numeric_limits<uint32_t>::max() - uint64_t{1}) {
+      return error(tok, "feature index " + std::to_string(raw) + " is too large (the format's limit is 4294967295 0-based)");
+    }
+    if (index >= features_) {
+      return error(tok, "feature index " + std::to_string(raw) + " is above --features " +
+                            std::to_string(*opt_.features));
+    }
+    float v;
+    const char* vs = p;
+    const char* vq = parse_float(p, end, &v, &why);
+    if (!vq) {
+      const char* te = token_end(vs, end);
+      if (vs == te || *vs == '#') return error(vs, "expected a value after " + quote(tok, vs));
+      return error(vs, why ? "value " + quote(vs, te) + " of feature " + std::to_string(raw) + " is " + why
+                           : "expected a numeric value for feature " + std::to_string(raw) +
+                                 ", found " + quote(vs, te));
+    }
+    if (!ends_token(vq)) {
+      return error(vq, "unexpected " + quote(vq, token_end(vq, end)) + " after the value of feature " +
+                           std::to_string(raw));
+    }
+    return error(tok, "malformed entry " + quote(tok, token_end(tok, end)));
+  }
+
+  bool error(const char* at, std::string what) {  // the bad row never reached the block
     if (out_->errors.size() < kMaxReportedErrors) {
       out_->errors.push_back({line_no_, static_cast<uint64_t>(at - line_) + 1, std::move(what)});
     }
@@ -311,13 +346,13 @@ class LineParser {
   const ParseOptions& opt_;
   ParsedBlock* out_;
   // Copies of the options read per token, kept by value so that they can stay in registers.
-  const bool one_based_;
+  const uint64_t index_base_;   // subtracted from each index read
   const uint64_t features_;
+  const uint64_t index_limit_;  // 0-based indices must be below this
   const char* line_ = nullptr;
   uint64_t line_no_ = 0;
-  size_t base_ = 0;  // where the current row's entries start in out_->rows
-  std::vector<uint32_t> tmp_idx_, perm_;
-  std::vector<float> tmp_val_;
+  std::vector<uint32_t> row_idx_, tmp_idx_, perm_;  // the current row's entries; sort scratch
+  std::vector<float> row_val_, tmp_val_;
 };
 
 }  // namespace
