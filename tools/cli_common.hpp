@@ -44,5 +44,6 @@ void add_info(Cli& cli);
 void add_dump(Cli& cli);
 void add_gen(Cli& cli);
 void add_scan(Cli& cli);
+void add_sample(Cli& cli);
 
 }  // namespace agld::cli

@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   agld::cli::add_dump(cli);
   agld::cli::add_gen(cli);
   agld::cli::add_scan(cli);
+  agld::cli::add_sample(cli);
   try {
     cli.app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

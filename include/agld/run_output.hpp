@@ -1,0 +1,57 @@
+// The run directory of `agld sample` (docs/samplers.md): config.json, metrics.csv,
+// draws.csv (a Stan CSV) and posterior.npy. Every file is written through
+// FileSystem::create_atomic and appears only when finish() commits it: a failed run
+// leaves no partial file where a good one was expected.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "agld/file.hpp"
+#include "agld/sample.hpp"
+#include "agld/status.hpp"
+
+namespace agld {
+
+// A NumPy .npy file (format 1.0) holding a C-order float64 array of shape (rows, cols).
+std::string encode_npy_f64(uint64_t rows, uint64_t cols, std::span<const double> data);
+
+// Column names of draws.csv for the tracked coordinates: "theta.J" with J the 1-based
+// feature number (as in the LIBSVM file), and "intercept" for the intercept.
+std::vector<std::string> tracked_names(const ResolvedSample& run);
+
+class RunWriter {
+ public:
+  // Creates dir if it does not exist; opens the output files (uncommitted).
+  static Status create(const std::string& dir, FileSystem& fs, std::unique_ptr<RunWriter>* out);
+
+  // Writes the heads of draws.csv (the comment lines, then the column names) and
+  // metrics.csv.
+  Status start(const ResolvedSample& run, const std::vector<std::string>& comments);
+  Status draw(const DrawRecord& d);
+  Status eval(const EvalRecord& e);
+  // Writes posterior.npy and config.json (config_json, built by the caller), adds the
+  // trailing comments of draws.csv, and commits every file.
+  Status finish(const SampleResult& result, const std::string& config_json);
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Out;
+  RunWriter() = default;
+  Status flush(Out& o, bool all);
+
+  std::string dir_;
+  FileSystem* fs_ = nullptr;
+  std::vector<std::unique_ptr<Out>> outs_;
+  Out* draws_ = nullptr;
+  Out* metrics_ = nullptr;
+
+ public:
+  ~RunWriter();
+};
+
+}  // namespace agld

@@ -1,0 +1,131 @@
+// Sampling the posterior of a generalised linear model from a store: the AGLD family of
+// Langevin samplers (docs/samplers.md; the exact specification is ALGORITHMS.md).
+//
+// A plain service function in the style of cmdstan's services: sample() never prints and
+// never writes a file. It reports through a SampleObserver (draws, evaluations, progress)
+// and returns the posterior summary; the CLI wires the observer to the run directory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agld/status.hpp"
+#include "agld/store.hpp"
+
+namespace agld {
+
+struct SampleOptions {
+  std::string model = "logistic";  // logistic | linear
+  double noise_var = 1;            // linear model: y ~ N(theta . x, noise_var)
+  double prior_var = 1;            // theta ~ N(0, prior_var I)
+  bool intercept = false;          // append a constant feature 1 as the last coordinate
+  std::string method = "tmu-ca";   // SNAPSHOT-ACCESS or a paper alias (sample_methods())
+  std::optional<double> step;      // eta; default from the store's row norms (docs/samplers.md)
+  std::optional<uint64_t> batch;   // rows a minibatch; default min(N, 100)
+  std::optional<double> epochs;    // run length in passes of minibatches ...
+  std::optional<uint64_t> iterations;  // ... or in iterations (default: docs/samplers.md)
+  std::optional<uint64_t> burn_in;     // iterations; default half the run
+  std::optional<uint64_t> thin;        // keep every thin-th state after burn-in
+  std::optional<uint64_t> refresh;     // D, iterations between snapshot refreshes; default a pass
+  std::optional<uint64_t> snapshot_batch;  // ptu+: rows of a refresh; default max(batch, N / 10)
+  uint64_t evaluations = 100;          // test-set evaluations over the run
+  uint64_t memory = uint64_t{8} << 30; // the whole process's budget, bytes
+  uint64_t seed = 0;
+  std::vector<uint64_t> track;         // coordinates written to draws.csv (0-based; d-1 = intercept)
+  bool track_default = true;           // track = the first 10 features and the intercept
+  bool dense = false;                  // update every coordinate every step (for tests)
+};
+
+// The options with every default resolved against the store, as the run used them.
+struct ResolvedSample {
+  SampleOptions options;  // every optional set
+  std::string snapshot;   // none | full | ptu | ptu+ | ppu | tmu
+  std::string access;     // ca | rr | ra | br
+  uint64_t rows = 0;      // N
+  uint64_t dim = 0;       // d, including the intercept
+  double step = 0;
+  uint64_t batch = 0, iterations = 0, burn_in = 0, thin = 1, refresh = 0, snapshot_batch = 0;
+  uint64_t eval_every = 0;        // iterations between evaluations
+  uint64_t state_bytes = 0;       // the sampler's state, counted against the budget
+  uint64_t reader_bytes = 0;      // the training reader's share
+  std::string step_rule;          // how the step was chosen, for config.json
+};
+
+struct MethodInfo {
+  std::string name;      // SNAPSHOT-ACCESS, or an alias
+  std::string means;     // for an alias: the SNAPSHOT-ACCESS it stands for
+  std::string summary;
+};
+// Every snapshot strategy with every access order, and the paper's names.
+std::vector<MethodInfo> sample_methods();
+std::vector<std::string> sample_models();
+
+// A kept state: iteration j (the state after j steps), lp__ = -U(theta_j) estimated from
+// the minibatch of iteration j (exact for full-batch methods), and the tracked coordinates.
+struct DrawRecord {
+  uint64_t iteration = 0;
+  double lp = 0;
+  std::vector<double> tracked;
+};
+
+// One evaluation (a row of metrics.csv).
+struct EvalRecord {
+  uint64_t iteration = 0;
+  double seconds = 0;          // sampling wall time, evaluations excluded
+  double eval_seconds = 0;     // wall time spent in evaluations so far
+  double passes = 0;           // training rows read / N, refresh passes included
+  uint64_t grad_evals = 0;     // component gradient evaluations (s_i computations)
+  bool burn_in = false;        // at or before burn-in: test metrics are of this state alone
+  uint64_t samples = 0;        // states averaged in the predictive (0 during burn-in)
+  double test_loglik = 0;      // mean over test rows of log p(y | x, posterior); NaN without test
+  double test_accuracy = 0;    // logistic; NaN otherwise
+  double test_mse = 0;         // linear: MSE of the posterior-mean prediction; NaN otherwise
+  uint64_t bytes_read = 0;     // stored bytes of the training store read from the file
+  uint64_t memory_bytes = 0;   // resident set of the process
+};
+
+struct Progress {
+  uint64_t iteration = 0, iterations = 0;
+  double passes = 0, seconds = 0;
+  uint64_t rows = 0, bytes_read = 0;
+  uint64_t memory_bytes = 0, memory_budget = 0;
+  std::optional<double> test_loglik;  // the latest evaluation's
+};
+
+class SampleObserver {
+ public:
+  virtual ~SampleObserver() = default;
+  // Before the first iteration, with every option resolved. A failure stops the run.
+  virtual Status on_start(const ResolvedSample& run) { (void)run; return Status::ok(); }
+  virtual Status on_draw(const DrawRecord& draw) { (void)draw; return Status::ok(); }
+  virtual Status on_eval(const EvalRecord& eval) { (void)eval; return Status::ok(); }
+  // About twice a second.
+  virtual void on_progress(const Progress& progress) { (void)progress; }
+  // Polled between iterations; true stops the run early (its result is still complete).
+  virtual bool stop_requested() { return false; }
+};
+
+struct SampleResult {
+  ResolvedSample run;
+  uint64_t draws = 0;          // states in the posterior summary
+  std::vector<double> mean;    // d: posterior mean of each coordinate over the kept states
+  std::vector<double> sd;      // d: posterior sd (0 with fewer than two states)
+  std::optional<EvalRecord> last_eval;
+  double seconds = 0;          // whole run, evaluations included
+  bool stopped_early = false;
+};
+
+// Fills every default of options against the training store and checks the combination.
+// The memory check is here too: a budget too small for the method is invalid_argument
+// with the amount needed.
+Status resolve_sample(const Store& train, const Store* test, const SampleOptions& options,
+                      ResolvedSample* out);
+
+// Runs the sampler. test may be null (no test metrics). A non-finite state stops the run
+// with invalid_argument suggesting a smaller step.
+Status sample(const Store& train, const Store* test, const SampleOptions& options,
+              SampleObserver& observer, SampleResult* out);
+
+}  // namespace agld

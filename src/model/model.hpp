@@ -1,0 +1,47 @@
+// Models (ALGORITHMS.md section 1): a generalised linear model is its per-row loss
+// l(y, m) of the margin m = theta . x. The sampler needs l' (the gradient is l' times the
+// row), l itself (for lp__), the likelihood's log density (test metrics), the prediction,
+// and a bound on l'' (the default step). Internal to the library.
+//
+// Adding a model: a file src/model/model_<name>.cpp with a Model subclass and its factory,
+// and one line in the table of src/model/models.cpp.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "agld/sample.hpp"
+
+namespace agld::model {
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // s = l'(y, m): the gradient of the row's loss is s times the row.
+  virtual double dloss(double y, double m) const = 0;
+  // l(y, m) = -log p(y | m) up to a constant that does not depend on theta.
+  virtual double loss(double y, double m) const = 0;
+  // log p(y | m) with every constant (the test log-likelihood).
+  virtual double log_lik(double y, double m) const = 0;
+  // What the posterior predictive averages: P(y = +1 | m) for a binary model, E[y | m]
+  // for a real one.
+  virtual double predict(double m) const = 0;
+  // sup over m of l''(y, m): the default step divides by it (docs/samplers.md).
+  virtual double curvature() const = 0;
+  // Whether labels are +1 / -1 (the store must hold binary labels).
+  virtual bool binary() const = 0;
+};
+
+using ModelFactory = std::unique_ptr<Model> (*)(const SampleOptions& options);
+
+struct ModelInfo {
+  std::string_view name;
+  std::string_view summary;
+  ModelFactory make;
+};
+
+std::span<const ModelInfo> registered_models();
+const ModelInfo* find_model(std::string_view name);
+
+}  // namespace agld::model

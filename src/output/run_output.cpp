@@ -1,0 +1,150 @@
+#include "agld/run_output.hpp"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+namespace agld {
+
+struct RunWriter::Out {
+  std::unique_ptr<WritableFile> file;
+  std::string buffer;
+};
+
+RunWriter::~RunWriter() = default;
+
+std::string encode_npy_f64(uint64_t rows, uint64_t cols, std::span<const double> data) {
+  std::string header = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}", rows, cols);
+  // magic (6) + version (2) + header length (2) + header, padded with spaces and ended by
+  // '\n' to a multiple of 64 bytes.
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string out("\x93NUMPY\x01\x00", 8);
+  const auto len = static_cast<uint16_t>(header.size());
+  out.push_back(static_cast<char>(len & 0xff));
+  out.push_back(static_cast<char>(len >> 8));
+  out += header;
+  static_assert(std::endian::native == std::endian::little, "npy output assumes a little-endian host");
+  out.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(double));
+  return out;
+}
+
+std::vector<std::string> tracked_names(const ResolvedSample& run) {
+  std::vector<std::string> names;
+  for (uint64_t j : run.options.track) {
+    names.push_back(run.options.intercept && j == run.dim - 1 ? "intercept" : fmt::format("theta.{}", j + 1));
+  }
+  return names;
+}
+
+Status RunWriter::create(const std::string& dir, FileSystem& fs, std::unique_ptr<RunWriter>* out) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return Status::io_error(dir + ": cannot create the run directory: " + ec.message());
+  std::unique_ptr<RunWriter> w(new RunWriter());
+  w->dir_ = dir;
+  w->fs_ = &fs;
+  for (const char* name : {"draws.csv", "metrics.csv"}) {
+    auto o = std::make_unique<Out>();
+    Status st = fs.create_atomic(dir + "/" + name, &o->file);
+    if (!st.is_ok()) return st;
+    w->outs_.push_back(std::move(o));
+  }
+  w->draws_ = w->outs_[0].get();
+  w->metrics_ = w->outs_[1].get();
+  *out = std::move(w);
+  return Status::ok();
+}
+
+Status RunWriter::flush(Out& o, bool all) {
+  if (o.buffer.empty() || (!all && o.buffer.size() < (1u << 20))) return Status::ok();
+  Status st = o.file->append({reinterpret_cast<const std::byte*>(o.buffer.data()), o.buffer.size()});
+  o.buffer.clear();
+  return st;
+}
+
+Status RunWriter::start(const ResolvedSample& run, const std::vector<std::string>& comments) {
+  std::string& d = draws_->buffer;
+  for (const std::string& c : comments) d += "# " + c + "\n";
+  d += "lp__";
+  for (const std::string& n : tracked_names(run)) d += "," + n;
+  d += "\n";
+  metrics_->buffer +=
+      "iteration,seconds,eval_seconds,passes,grad_evals,burn_in,samples,test_loglik,"
+      "test_accuracy,test_mse,bytes_read,memory_bytes\n";
+  return Status::ok();
+}
+
+namespace {
+// NaN as "NaN" (read as missing by pandas and R), otherwise enough digits to round-trip
+// a float64 to 9 significant digits.
+void put(std::string& s, double v) {
+  if (std::isnan(v)) {
+    s += "NaN";
+  } else {
+    fmt::format_to(std::back_inserter(s), "{:.9g}", v);
+  }
+}
+}  // namespace
+
+Status RunWriter::draw(const DrawRecord& r) {
+  std::string& s = draws_->buffer;
+  put(s, r.lp);
+  for (double v : r.tracked) {
+    s += ',';
+    put(s, v);
+  }
+  s += '\n';
+  return flush(*draws_, false);
+}
+
+Status RunWriter::eval(const EvalRecord& e) {
+  std::string& s = metrics_->buffer;
+  fmt::format_to(std::back_inserter(s), "{},{:.6f},{:.6f},{:.9g},{},{},{},", e.iteration, e.seconds,
+                 e.eval_seconds, e.passes, e.grad_evals, e.burn_in ? 1 : 0, e.samples);
+  put(s, e.test_loglik);
+  s += ',';
+  put(s, e.test_accuracy);
+  s += ',';
+  put(s, e.test_mse);
+  fmt::format_to(std::back_inserter(s), ",{},{}\n", e.bytes_read, e.memory_bytes);
+  return flush(*metrics_, false);
+}
+
+Status RunWriter::finish(const SampleResult& result, const std::string& config_json) {
+  fmt::format_to(std::back_inserter(draws_->buffer),
+                 "#\n#  Elapsed Time: {:.3f} seconds (Total)\n#  Kept states: {}{}\n", result.seconds,
+                 result.draws, result.stopped_early ? " (stopped early)" : "");
+  const uint64_t d = result.mean.size();
+  std::vector<double> table(2 * d);
+  for (uint64_t j = 0; j < d; ++j) {
+    table[2 * j] = result.mean[j];
+    table[2 * j + 1] = result.sd[j];
+  }
+  std::unique_ptr<WritableFile> npy, config;
+  Status st = fs_->create_atomic(dir_ + "/posterior.npy", &npy);
+  if (st.is_ok()) st = fs_->create_atomic(dir_ + "/config.json", &config);
+  if (!st.is_ok()) return st;
+  const std::string npy_bytes = encode_npy_f64(d, 2, table);
+  st = npy->append({reinterpret_cast<const std::byte*>(npy_bytes.data()), npy_bytes.size()});
+  if (st.is_ok()) st = config->append({reinterpret_cast<const std::byte*>(config_json.data()), config_json.size()});
+  for (auto& o : outs_) {
+    if (st.is_ok()) st = flush(*o, true);
+  }
+  if (!st.is_ok()) return st;
+  for (auto& o : outs_) {
+    st = o->file->commit();
+    if (!st.is_ok()) return st;
+  }
+  st = npy->commit();
+  if (st.is_ok()) st = config->commit();
+  return st;
+}
+
+}  // namespace agld

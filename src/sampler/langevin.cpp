@@ -1,0 +1,31 @@
+#include "sampler/langevin.hpp"
+
+#include <cmath>
+
+namespace agld::sampler {
+
+namespace {
+constexpr uint64_t kTableSize = 1024;
+}
+
+Langevin::Langevin(double eta, double prior_var)
+    : eta_(eta),
+      inv_s2p_(std::isinf(prior_var) ? 0.0 : 1.0 / prior_var),
+      sd1_(std::sqrt(2 * eta)),
+      r_(eta * inv_s2p_),
+      log_a_(std::log1p(-r_)) {
+  table_.resize(kTableSize);
+  table_[0] = {1, 0, 0};
+  for (uint64_t k = 1; k < kTableSize; ++k) table_[k] = compute(k);
+}
+
+Langevin::Jump Langevin::compute(uint64_t k) const {
+  const double kd = static_cast<double>(k);
+  if (r_ == 0) return {1, kd, std::sqrt(2 * eta_ * kd)};  // flat prior: a random walk with drift
+  // 1 - a^k = -expm1(k log a) keeps its precision when eta / s2p is tiny.
+  const double one_minus_ak = -std::expm1(kd * log_a_);
+  const double one_minus_a2k = -std::expm1(2 * kd * log_a_);
+  return {std::exp(kd * log_a_), one_minus_ak / r_, std::sqrt(2 * eta_ * one_minus_a2k / (r_ * (2 - r_)))};
+}
+
+}  // namespace agld::sampler

@@ -1,0 +1,45 @@
+// Exact passes over a store read in stored order: take(N) visits every row exactly once,
+// whatever the reader's batch size. Rows of the reader's last batch beyond the count are
+// kept (copied) for the next take(), so consecutive takes continue the cyclic stream.
+// Internal to the sampler layer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "agld/reader.hpp"
+#include "agld/sparse.hpp"
+
+namespace agld::sampler {
+
+class PassStream {
+ public:
+  explicit PassStream(std::unique_ptr<Reader> reader) : reader_(std::move(reader)) {}
+
+  // Calls visit with consecutive pieces of the stream that together hold `count` rows.
+  Status take(uint64_t count, const std::function<void(const Batch&)>& visit);
+  const Reader& reader() const { return *reader_; }
+
+ private:
+  Batch carry_view(size_t from, size_t n) const;
+
+  std::unique_ptr<Reader> reader_;
+  // Rows delivered by the reader and not yet visited (in CSR, offsets from 0).
+  std::vector<uint64_t> ids_;
+  SparseRows rows_;
+};
+
+// Rows [from, from + n) of a batch, as a batch (a view into the same buffers).
+inline Batch sub_batch(const Batch& b, size_t from, size_t n) {
+  Batch s;
+  s.row_ids = b.row_ids.subspan(from, n);
+  s.labels = b.labels.subspan(from, n);
+  s.offsets = b.offsets.subspan(from, n + 1);
+  s.indices = b.indices;
+  s.values = b.values;
+  return s;
+}
+
+}  // namespace agld::sampler

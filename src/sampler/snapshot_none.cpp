@@ -1,0 +1,21 @@
+// `none` (SGLD): sh = 0 and A = 0; no data passes.
+#include <algorithm>
+
+#include "sampler/snapshot.hpp"
+
+namespace agld::sampler {
+namespace {
+
+class NoSnapshot final : public Snapshot {
+ public:
+  uint64_t state_bytes() const override { return 0; }
+  bool reads_full_passes() const override { return false; }
+  Status start(SnapshotHost&) override { return Status::ok(); }
+  void shadows(const Batch&, std::span<double> sh) override { std::fill(sh.begin(), sh.end(), 0.0); }
+};
+
+}  // namespace
+
+std::unique_ptr<Snapshot> make_none(const SnapshotParams&) { return std::make_unique<NoSnapshot>(); }
+
+}  // namespace agld::sampler

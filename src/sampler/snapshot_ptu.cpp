@@ -1,0 +1,62 @@
+// `ptu` (SVRG-LD) and `ptu+` (SVRG-LD+ / -RR+ / -CA+): periodic total update. Memory-lean:
+// only the snapshot point x~ and A are kept; sh_i = s_i(x~) is recomputed for the rows of
+// each batch (a second sparse dot a row). Every D iterations x~ = theta and A is rebuilt:
+// ptu from a full pass, A = sum_i s_i(x~) x_i; ptu+ from B rows drawn by the run's access
+// order, A = (N / B) sum_{i in B} s_i(x~) x_i (its start uses the subsample too).
+#include <algorithm>
+#include <vector>
+
+#include "sampler/snapshot.hpp"
+
+namespace agld::sampler {
+namespace {
+
+class PeriodicTotal final : public Snapshot {
+ public:
+  PeriodicTotal(const SnapshotParams& p, bool subsample) : p_(p), subsample_(subsample) {}
+
+  uint64_t state_bytes() const override { return p_.dim * sizeof(double); }
+  bool reads_full_passes() const override { return !subsample_; }
+  uint64_t shadow_cost() const override { return 1; }
+  Status start(SnapshotHost& host) override { return refresh(host); }
+
+  void shadows(const Batch& b, std::span<double> sh) override {
+    for (size_t i = 0; i < b.size(); ++i) {
+      const auto idx = b.row_indices(i);
+      const auto val = b.row_values(i);
+      double m = 0;
+      for (size_t e = 0; e < idx.size(); ++e) m += point_[idx[e]] * val[e];
+      sh[i] = model_->dloss(b.labels[i], m);
+    }
+  }
+
+  bool refresh_due(uint64_t k) const override { return (k + 1) % p_.refresh == 0; }
+
+  Status refresh(SnapshotHost& host) override {
+    model_ = &host.model();
+    point_.assign(host.theta().begin(), host.theta().end());
+    std::span<double> a = host.aggregate();
+    std::fill(a.begin(), a.end(), 0.0);
+    const double scale = subsample_ ? static_cast<double>(p_.rows) / static_cast<double>(p_.snapshot_batch) : 1.0;
+    RowVisitor visit = [&](const Batch& rows, std::span<const double> margins) {
+      coef_.resize(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) coef_[i] = scale * model_->dloss(rows.labels[i], margins[i]);
+      add_rows(a, rows, coef_);
+    };
+    return subsample_ ? host.subsample(p_.snapshot_batch, visit) : host.full_pass(visit);
+  }
+
+ private:
+  SnapshotParams p_;
+  bool subsample_;
+  const model::Model* model_ = nullptr;
+  std::vector<double> point_;  // x~
+  std::vector<double> coef_;
+};
+
+}  // namespace
+
+std::unique_ptr<Snapshot> make_ptu(const SnapshotParams& p) { return std::make_unique<PeriodicTotal>(p, false); }
+std::unique_ptr<Snapshot> make_ptu_plus(const SnapshotParams& p) { return std::make_unique<PeriodicTotal>(p, true); }
+
+}  // namespace agld::sampler

@@ -1,0 +1,256 @@
+// agld sample --train STORE [--test STORE] --model logistic|linear --method M --out DIR ...
+// Samples the posterior and writes the run directory (docs/samplers.md).
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "agld/run_output.hpp"
+#include "agld/sample.hpp"
+#include "agld/store.hpp"
+#include "agld/version.hpp"
+#include "cli_common.hpp"
+
+namespace agld::cli {
+namespace {
+
+struct SampleArgs {
+  SampleOptions opt;
+  std::string train, test, out;
+  std::string memory = "8G";
+  std::vector<std::string> track;
+  bool quiet = false;
+};
+
+// SIGINT / SIGTERM during a run: the first stops it at the next iteration, with every
+// output complete; a second dies as usual (removing unfinished outputs).
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.exchange(true)) {
+    remove_pending_temporaries();
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+
+nlohmann::json store_identity(const Store& s) {
+  const StoreMeta& m = s.meta();
+  nlohmann::json sources = nlohmann::json::array();
+  for (const SourceInfo& src : m.sources) {
+    sources.push_back({{"name", src.name},
+                       {"size", src.size ? nlohmann::json(*src.size) : nlohmann::json()},
+                       {"mtime", src.mtime ? nlohmann::json(*src.mtime) : nlohmann::json()}});
+  }
+  return {{"path", s.path()},        {"file_size", s.file_size()}, {"rows", m.rows},
+          {"features", m.features},  {"nnz", m.nnz},               {"chunks", s.chunk_count()},
+          {"labels", m.label_kind == LabelKind::kBinary ? "binary" : "real"},
+          {"part", m.options.part},  {"sources", sources},         {"created_by", m.created_by}};
+}
+
+nlohmann::json config_json(const ResolvedSample& r, const Store& train, const Store* test) {
+  const SampleOptions& o = r.options;
+  nlohmann::json track = nlohmann::json::array();
+  for (const std::string& n : tracked_names(r)) track.push_back(n);
+  return {{"agld_version", kVersion},
+          {"train", store_identity(train)},
+          {"test", test ? store_identity(*test) : nlohmann::json()},
+          {"model", o.model},
+          {"noise_var", o.model == "linear" ? nlohmann::json(o.noise_var) : nlohmann::json()},
+          {"prior_var", std::isinf(o.prior_var) ? nlohmann::json("inf") : nlohmann::json(o.prior_var)},
+          {"intercept", o.intercept},
+          {"method", o.method},
+          {"snapshot", r.snapshot},
+          {"access", r.access},
+          {"dynamics", "ld"},
+          {"rows", r.rows},
+          {"dim", r.dim},
+          {"step", r.step},
+          {"step_rule", r.step_rule},
+          {"batch", r.batch},
+          {"iterations", r.iterations},
+          {"epochs", *o.epochs},
+          {"burn_in", r.burn_in},
+          {"thin", r.thin},
+          {"refresh", r.refresh},
+          {"snapshot_batch", r.snapshot == "ptu+" ? nlohmann::json(r.snapshot_batch) : nlohmann::json()},
+          {"eval_every", r.eval_every},
+          {"evaluations", o.evaluations},
+          {"memory", o.memory},
+          {"state_bytes", r.state_bytes},
+          {"reader_bytes", r.reader_bytes},
+          {"seed", o.seed},
+          {"track", track},
+          {"dense", o.dense}};
+}
+
+void draw_progress(const Progress& p) {
+  const double frac = static_cast<double>(p.iteration) / static_cast<double>(std::max<uint64_t>(p.iterations, 1));
+  std::string line = fmt::format(
+      "\rpass {:.2f}, iteration {}/{}: {:.3g} it/s, {:.3g} rows/s, {:.0f} MB/s read, memory {} of {}",
+      p.passes, p.iteration, p.iterations, static_cast<double>(p.iteration) / p.seconds,
+      static_cast<double>(p.rows) / p.seconds, static_cast<double>(p.bytes_read) / 1e6 / p.seconds,
+      human_bytes(static_cast<double>(p.memory_bytes)), human_bytes(static_cast<double>(p.memory_budget)));
+  if (p.test_loglik) line += fmt::format(", test loglik {:.5g}", *p.test_loglik);
+  line += fmt::format(", ETA {}", human_duration(p.seconds * (1 - frac) / std::max(frac, 1e-9)));
+  std::cerr << line << "\033[K" << std::flush;
+}
+
+class CliObserver final : public SampleObserver {
+ public:
+  CliObserver(RunWriter& w, bool progress) : w_(w), progress_(progress) {}
+  Status on_start(const ResolvedSample& run) override {
+    std::vector<std::string> comments = {
+        fmt::format("agld {} sample", kVersion),
+        fmt::format("model = {}, prior_var = {}, intercept = {}", run.options.model,
+                    run.options.prior_var, run.options.intercept ? "yes" : "no"),
+        fmt::format("method = {} (snapshot {}, access {}, dynamics ld)", run.options.method, run.snapshot, run.access),
+        fmt::format("step = {:.9g} ({}), batch = {}, iterations = {}, burn_in = {}, thin = {}, refresh = {}",
+                    run.step, run.step_rule, run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
+        fmt::format("seed = {}, rows = {}, dim = {}", run.options.seed, run.rows, run.dim),
+        "lp__ is -U(theta) estimated from the iteration's minibatch (exact for lmc)"};
+    return w_.start(run, comments);
+  }
+  Status on_draw(const DrawRecord& d) override { return w_.draw(d); }
+  Status on_eval(const EvalRecord& e) override { return w_.eval(e); }
+  void on_progress(const Progress& p) override {
+    if (progress_) draw_progress(p);
+  }
+  bool stop_requested() override { return g_stop.load(); }
+
+ private:
+  RunWriter& w_;
+  bool progress_;
+};
+
+// "3,7,intercept" or "1-10" -> 0-based coordinates (1-based feature numbers on the line).
+Status parse_track(const std::vector<std::string>& items, const Store& train, bool intercept,
+                   std::vector<uint64_t>* out) {
+  for (const std::string& item : items) {
+    if (item == "intercept") {
+      if (!intercept) return Status::invalid_argument("--track intercept needs --intercept");
+      out->push_back(train.meta().features);
+      continue;
+    }
+    uint64_t a = 0, b = 0;
+    char dash = 0;
+    std::istringstream in(item);
+    if (!(in >> a) || a == 0) return Status::invalid_argument("--track: expected 1-based feature numbers, ranges A-B or 'intercept', found '" + item + "'");
+    b = a;
+    if (in >> dash) {
+      if (dash != '-' || !(in >> b) || b < a) return Status::invalid_argument("--track: bad range '" + item + "'");
+    }
+    for (uint64_t j = a; j <= b; ++j) out->push_back(j - 1);
+  }
+  return Status::ok();
+}
+
+int run_sample(SampleArgs& a) {
+  SampleOptions& o = a.opt;
+  o.memory = parse_size(a.memory);
+  std::unique_ptr<Store> train, test;
+  Status st = Store::open(a.train, &train);
+  if (!st.is_ok()) return fail(st);
+  if (!a.test.empty()) {
+    st = Store::open(a.test, &test);
+    if (!st.is_ok()) return fail(st);
+  }
+  if (!a.track.empty()) {
+    o.track_default = false;
+    st = parse_track(a.track, *train, o.intercept, &o.track);
+    if (!st.is_ok()) return fail(st);
+  }
+  ResolvedSample resolved;
+  st = resolve_sample(*train, test.get(), o, &resolved);  // options checked before any output
+  if (!st.is_ok()) return fail(st);
+  std::unique_ptr<RunWriter> writer;
+  st = RunWriter::create(a.out, FileSystem::local(), &writer);
+  if (!st.is_ok()) return fail(st);
+  const bool progress = !a.quiet && stderr_is_tty();
+  CliObserver obs(*writer, progress);
+  struct sigaction sa {}, old_int {}, old_term {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  SampleResult result;
+  st = sample(*train, test.get(), o, obs, &result);
+  if (progress) std::cerr << "\r\033[K" << std::flush;
+  if (!st.is_ok()) return fail(st);
+  nlohmann::json cfg = config_json(result.run, *train, test.get());
+  cfg["result"] = {{"draws", result.draws},
+                   {"seconds", result.seconds},
+                   {"stopped_early", result.stopped_early}};
+  st = writer->finish(result, cfg.dump(2) + "\n");
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  if (!st.is_ok()) return fail(st);
+  if (a.quiet) return kExOk;
+
+  // The summary: tracked coordinates, the test metrics, the time.
+  const ResolvedSample& r = result.run;
+  fmt::memory_buffer b;
+  fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} iterations ({:.3g} passes), {} kept states{}\n",
+                 r.options.method, train->path(), r.options.model, r.rows, r.dim, r.iterations,
+                 result.last_eval ? result.last_eval->passes : 0.0, result.draws,
+                 result.stopped_early ? " (stopped early)" : "");
+  fmt::format_to(std::back_inserter(b), "{:<12} {:>12} {:>12}\n", "coordinate", "mean", "sd");
+  const auto names = tracked_names(r);
+  for (size_t t = 0; t < names.size(); ++t) {
+    const uint64_t j = r.options.track[t];
+    fmt::format_to(std::back_inserter(b), "{:<12} {:>12.5g} {:>12.5g}\n", names[t], result.mean[j], result.sd[j]);
+  }
+  if (result.last_eval && !std::isnan(result.last_eval->test_loglik)) {
+    const EvalRecord& e = *result.last_eval;
+    fmt::format_to(std::back_inserter(b), "test: average log-likelihood {:.6g} over {} states", e.test_loglik, e.samples);
+    if (!std::isnan(e.test_accuracy)) fmt::format_to(std::back_inserter(b), ", accuracy {:.4f}", e.test_accuracy);
+    if (!std::isnan(e.test_mse)) fmt::format_to(std::back_inserter(b), ", MSE {:.6g}", e.test_mse);
+    fmt::format_to(std::back_inserter(b), "\n");
+  }
+  fmt::format_to(std::back_inserter(b), "time: {:.2f} s; step {:.4g}; run directory {}\n", result.seconds, r.step, a.out);
+  std::fwrite(b.data(), 1, b.size(), stdout);
+  return kExOk;
+}
+
+}  // namespace
+
+void add_sample(Cli& cli) {
+  auto a = std::make_shared<SampleArgs>();
+  std::string methods;
+  for (const MethodInfo& m : sample_methods()) {
+    if (!m.means.empty()) methods += (methods.empty() ? "" : ", ") + m.name + " = " + m.means;
+  }
+  CLI::App* c = cli.app.add_subcommand("sample", "Sample the posterior of a GLM from a store");
+  c->add_option("--train", a->train, "the training store")->required();
+  c->add_option("--test", a->test, "a held-out store for the test metrics");
+  c->add_option("--model", a->opt.model, "logistic or linear")->default_val("logistic");
+  c->add_option("--method", a->opt.method,
+                "SNAPSHOT-ACCESS: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br (e.g. tmu-ca); aliases: " + methods)
+      ->default_val("tmu-ca");
+  c->add_option("--out", a->out, "the run directory (created if missing)")->required();
+  c->add_option("--step", a->opt.step, "step size eta (default: from the store's row norms, see docs/samplers.md)");
+  c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, 100))");
+  c->add_option("--epochs", a->opt.epochs, "run length in passes of minibatches (default 10, at least 10000 iterations)");
+  c->add_option("--iterations", a->opt.iterations, "run length in iterations");
+  c->add_option("--burn-in", a->opt.burn_in, "iterations before states are kept (default half the run)");
+  c->add_option("--thin", a->opt.thin, "keep every T-th state (default: d / nnz of a batch, at least 1)");
+  c->add_option("--refresh", a->opt.refresh, "iterations between snapshot refreshes (default one pass)");
+  c->add_option("--snapshot-batch", a->opt.snapshot_batch, "ptu+: rows of a refresh (default max(batch, N/10))");
+  c->add_option("--evaluations", a->opt.evaluations, "test evaluations (rows of metrics.csv) over the run")->default_val(100);
+  c->add_option("--memory", a->memory, "memory budget of the whole process")->default_val("8G")->check(size_validator());
+  c->add_option("--seed", a->opt.seed, "seed of the chain and of its access order")->default_val(0);
+  c->add_option("--track", a->track, "coordinates for draws.csv: 1-based feature numbers, ranges A-B, 'intercept' (default: the first 10 and the intercept)")
+      ->delimiter(',');
+  c->add_option("--noise-var", a->opt.noise_var, "linear model: the noise variance")->default_val(1.0);
+  c->add_option("--prior-var", a->opt.prior_var, "prior variance of every coordinate")->default_val(1.0);
+  c->add_flag("--intercept", a->opt.intercept, "append a constant feature (the last coordinate)");
+  c->add_flag("--dense", a->opt.dense, "update every coordinate every step (no lazy updates; for tests)");
+  c->add_flag("-q,--quiet", a->quiet, "no progress line and no summary");
+  c->callback([&cli, a] { cli.exit_code = run_sample(*a); });
+}
+
+}  // namespace agld::cli
