@@ -187,17 +187,21 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   if (o.batch && *o.batch > n_rows && !full) r.batch = n_rows;
   const uint64_t per_pass = (n_rows + r.batch - 1) / r.batch;
 
-  // The step: 1 / L with L = 1/s2p + c sum_i |x_i|^2 (c bounds l''), an upper bound of
-  // the largest curvature of U, so the full-gradient dynamics is stable (docs/samplers.md).
+  // The step: 1 / L with L = 1/s2p + c max(sum_i |x_i|^2, (N/n) max_i |x_i|^2), c bounding
+  // l''. The sum bounds the largest curvature of U (so the full-gradient dynamics is
+  // stable); the second term bounds the curvature one row brings into a minibatch estimate,
+  // scaled by N/n (docs/samplers.md).
   auto model_obj = mi->make(o);
-  const double sum_sq = m.row_sq_norm_sum + (o.intercept ? static_cast<double>(n_rows) : 0.0);
+  const double one = o.intercept ? 1.0 : 0.0;
+  const double sum_sq = std::max(m.row_sq_norm_sum + one * static_cast<double>(n_rows),
+                                 static_cast<double>(n_rows) / static_cast<double>(r.batch) * (m.row_sq_norm_max + one));
   const double inv_s2p = std::isinf(o.prior_var) ? 0.0 : 1.0 / o.prior_var;
   if (o.step) {
     r.step = *o.step;
     r.step_rule = "given";
   } else {
     r.step = 1.0 / (inv_s2p + model_obj->curvature() * sum_sq);
-    r.step_rule = "1 / (1/prior_var + curvature * sum of squared row norms)";
+    r.step_rule = "1 / (1/prior_var + curvature * max(sum of squared row norms, N/batch * largest squared row norm))";
   }
   if (!(r.step > 0) || !std::isfinite(r.step)) return Status::invalid_argument("--step must be positive");
   if (r.step * inv_s2p >= 1) {
