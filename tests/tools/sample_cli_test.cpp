@@ -1,0 +1,193 @@
+// `agld sample` end to end: heart_scale against Stan through the command line, the run
+// directory's files, the summary, the errors, and a graceful stop on SIGINT.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "test_support.hpp"
+
+namespace agld {
+namespace {
+
+using test::run_agld;
+using test::TempDir;
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+const std::string kHeart = std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.svm";
+
+// posterior.npy as (rows, cols, data), from its header.
+struct Npy {
+  size_t rows = 0, cols = 0;
+  std::vector<double> data;
+};
+Npy read_npy(const std::string& path) {
+  const std::string b = test::read_file(path);
+  Npy n;
+  const size_t hl = static_cast<unsigned char>(b.at(8)) | (static_cast<unsigned char>(b.at(9)) << 8);
+  const std::string header = b.substr(10, hl);
+  const size_t s = header.find("'shape': (");
+  std::sscanf(header.c_str() + s, "'shape': (%zu, %zu)", &n.rows, &n.cols);
+  n.data.resize((b.size() - 10 - hl) / 8);
+  std::memcpy(n.data.data(), b.data() + 10 + hl, n.data.size() * 8);
+  return n;
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path, bool skip_comments) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (skip_comments && !line.empty() && line[0] == '#') continue;
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+class SampleCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    store_ = dir_.file("heart.agld");
+    auto r = run_agld("convert " + q(kHeart) + " -o " + q(store_) + " -q");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  TempDir dir_;
+  std::string store_;
+};
+
+TEST_F(SampleCli, HeartScaleMatchesStanAndWritesTheRunDirectory) {
+  const std::string out = dir_.file("run");
+  auto r = run_agld("sample --train " + q(store_) + " --test " + q(store_) +
+                    " --model logistic --method tmu-ca --step 3e-3 --batch 27 --iterations 1000000"
+                    " --burn-in 100000 --thin 10 --seed 41 --out " + q(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("theta.1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("test: average log-likelihood"), std::string::npos) << r.out;
+  EXPECT_EQ(test::list_dir(out), (std::vector<std::string>{"config.json", "draws.csv", "metrics.csv", "posterior.npy"}));
+
+  // posterior.npy against Stan.
+  const Npy npy = read_npy(out + "/posterior.npy");
+  ASSERT_EQ(npy.rows, 13u);
+  ASSERT_EQ(npy.cols, 2u);
+  const auto ref = read_csv(std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.ref.csv", false);
+  ASSERT_EQ(ref.size(), 14u);
+  for (size_t j = 0; j < 13; ++j) {
+    const double mean = std::stod(ref[j + 1][1]), sd = std::stod(ref[j + 1][2]);
+    EXPECT_NEAR(npy.data[2 * j], mean, 0.1 * sd) << "coordinate " << j + 1;
+    EXPECT_NEAR(npy.data[2 * j + 1] / sd, 1.0, 0.1) << "coordinate " << j + 1;
+  }
+
+  // draws.csv: a Stan CSV with lp__ and the default tracked coordinates (the first 10).
+  const auto draws = read_csv(out + "/draws.csv", true);
+  ASSERT_FALSE(draws.empty());
+  std::vector<std::string> header = {"lp__"};
+  for (int j = 1; j <= 10; ++j) header.push_back("theta." + std::to_string(j));
+  EXPECT_EQ(draws[0], header);
+  EXPECT_EQ(draws.size(), 1 + 90000u);
+  EXPECT_LT(std::stod(draws[1][0]), 0.0);  // lp__ = -U < 0 for the logistic model
+  EXPECT_EQ(test::read_file(out + "/draws.csv").substr(0, 2), "# ");
+
+  // metrics.csv: 100 evaluations, the test log-likelihood of the predictive.
+  const auto metrics = read_csv(out + "/metrics.csv", false);
+  ASSERT_EQ(metrics.size(), 101u);
+  EXPECT_EQ(metrics[0][0], "iteration");
+  EXPECT_EQ(metrics[0][7], "test_loglik");
+  const auto& last = metrics.back();
+  EXPECT_EQ(last[0], "1000000");
+  EXPECT_EQ(last[5], "0");  // after burn-in
+  const double ll = std::stod(last[7]), acc = std::stod(last[8]);
+  EXPECT_LT(ll, -0.2);
+  EXPECT_GT(ll, -0.6);  // a fit far better than chance (log 0.5 = -0.69)
+  EXPECT_GT(acc, 0.75);
+  EXPECT_EQ(last[9], "NaN");  // no MSE for a binary model
+  EXPECT_GT(std::stod(last[3]), 1000000.0 * 27 / 270);  // passes count refreshes too
+
+  // config.json: the resolved options and the store's identity.
+  const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
+  EXPECT_EQ(cfg["snapshot"], "tmu");
+  EXPECT_EQ(cfg["access"], "ca");
+  EXPECT_EQ(cfg["iterations"], 1000000);
+  EXPECT_EQ(cfg["refresh"], 10);
+  EXPECT_EQ(cfg["train"]["rows"], 270);
+  EXPECT_TRUE(cfg.contains("agld_version"));
+  EXPECT_EQ(cfg["result"]["draws"], 90000);
+  EXPECT_EQ(cfg["result"]["stopped_early"], false);
+}
+
+TEST_F(SampleCli, DefaultsRunWithoutAnyTuning) {
+  const std::string out = dir_.file("run");
+  auto r = run_agld("sample --train " + q(store_) + " --out " + q(out) + " --intercept --track 1-3,intercept");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto draws = read_csv(out + "/draws.csv", true);
+  EXPECT_EQ(draws[0], (std::vector<std::string>{"lp__", "theta.1", "theta.2", "theta.3", "intercept"}));
+  const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
+  EXPECT_EQ(cfg["method"], "tmu-ca");
+  EXPECT_GT(cfg["step"].get<double>(), 1e-4);  // neither diverges nor crawls
+  EXPECT_EQ(cfg["dim"], 14);
+  const Npy npy = read_npy(out + "/posterior.npy");
+  EXPECT_EQ(npy.rows, 14u);
+  for (double v : npy.data) EXPECT_TRUE(std::isfinite(v));
+}
+
+TEST_F(SampleCli, BadOptionsAreOneLineUsageErrors) {
+  const std::string base = "sample --train " + q(store_) + " --out " + q(dir_.file("bad"));
+  struct Case {
+    std::string args, needle;
+  };
+  for (const Case& c : std::vector<Case>{{" --method tmu-xx", "unknown access order 'xx'"},
+                                         {" --method zzz-ca", "unknown snapshot strategy 'zzz'"},
+                                         {" --model poisson", "unknown --model"},
+                                         {" --memory 1M", "too small"},
+                                         {" --batch 0", "--batch"},
+                                         {" --track 99", "--track"},
+                                         {" --step 2", "below --prior-var"},
+                                         {" --burn-in 100 --iterations 50", "--burn-in"}}) {
+    auto r = run_agld(base + c.args);
+    EXPECT_EQ(r.exit_code, 64) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.file("bad")));  // options are checked first
+}
+
+TEST_F(SampleCli, LogisticNeedsBinaryLabels) {
+  const std::string text = dir_.file("real.svm"), real = dir_.file("real.agld");
+  test::write_file(text, "0.5 1:1\n1.5 2:1\n");
+  ASSERT_EQ(run_agld("convert " + q(text) + " -o " + q(real) + " -q --task regression").exit_code, 0);
+  auto r = run_agld("sample --train " + q(real) + " --out " + q(dir_.file("r")));
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.err.find("binary labels"), std::string::npos) << r.err;
+  EXPECT_EQ(run_agld("sample --model linear --iterations 100 -q --train " + q(real) + " --out " + q(dir_.file("r"))).exit_code, 0);
+}
+
+TEST_F(SampleCli, DivergenceSuggestsASmallerStepAndLeavesNoFiles) {
+  const std::string out = dir_.file("div");
+  auto r = run_agld("sample --train " + q(store_) + " --model linear --step 0.5 --iterations 100000 --method sgld --out " + q(out));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("diverged"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("smaller --step"), std::string::npos) << r.err;
+  EXPECT_TRUE(test::list_dir(out).empty());
+}
+
+TEST_F(SampleCli, SigintStopsTheRunWithCompleteOutputs) {
+  const std::string out = dir_.file("stop");
+  auto r = test::run_shell(std::string(AGLD_BINARY) + " sample --train " + q(store_) +
+                           " --iterations 2000000000 --burn-in 10 --thin 1000 --out " + q(out) +
+                           " -q & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo exit=$?");
+  EXPECT_NE(r.out.find("exit=0"), std::string::npos) << r.out << r.err;
+  const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
+  EXPECT_EQ(cfg["result"]["stopped_early"], true);
+  EXPECT_GT(cfg["result"]["draws"].get<uint64_t>(), 0u);
+  EXPECT_EQ(read_npy(out + "/posterior.npy").rows, 13u);
+}
+
+}  // namespace
+}  // namespace agld
