@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 
 namespace agld {
@@ -122,17 +123,24 @@ Status RunWriter::finish(const SampleResult& result, const std::string& config_j
                  "#\n#  Elapsed Time: {:.3f} seconds (Total)\n#  Kept states: {}{}\n", result.seconds,
                  result.draws, result.stopped_early ? " (stopped early)" : "");
   const uint64_t d = result.mean.size();
-  std::vector<double> table(2 * d);
-  for (uint64_t j = 0; j < d; ++j) {
-    table[2 * j] = result.mean[j];
-    table[2 * j + 1] = result.sd[j];
-  }
   std::unique_ptr<WritableFile> npy, config;
   Status st = fs_->create_atomic(dir_ + "/posterior.npy", &npy);
   if (st.is_ok()) st = fs_->create_atomic(dir_ + "/config.json", &config);
   if (!st.is_ok()) return st;
-  const std::string npy_bytes = encode_npy_f64(d, 2, table);
-  st = npy->append({reinterpret_cast<const std::byte*>(npy_bytes.data()), npy_bytes.size()});
+  // The (d, 2) table streamed in slices: d may be 54.7M (875 MB of output).
+  const std::string head = encode_npy_f64(d, 2, {});
+  st = npy->append({reinterpret_cast<const std::byte*>(head.data()), head.size()});
+  std::vector<double> slice;
+  constexpr uint64_t kSlice = 1 << 16;
+  for (uint64_t j0 = 0; st.is_ok() && j0 < d; j0 += kSlice) {
+    const uint64_t j1 = std::min(d, j0 + kSlice);
+    slice.resize(2 * (j1 - j0));
+    for (uint64_t j = j0; j < j1; ++j) {
+      slice[2 * (j - j0)] = result.mean[j];
+      slice[2 * (j - j0) + 1] = result.sd[j];
+    }
+    st = npy->append({reinterpret_cast<const std::byte*>(slice.data()), slice.size() * sizeof(double)});
+  }
   if (st.is_ok()) st = config->append({reinterpret_cast<const std::byte*>(config_json.data()), config_json.size()});
   for (auto& o : outs_) {
     if (st.is_ok()) st = flush(*o, true);

@@ -34,7 +34,17 @@ class Langevin {
     double gain;  // (1 - a^k) / (1 - a)  (k when a = 1)
     double sd;    // sqrt(2 eta (1 - a^2k) / (1 - a^2))  (sqrt(2 eta k) when a = 1)
   };
-  Jump jump(uint64_t k) const { return k < table_.size() ? table_[k] : compute(k); }
+  // Short gaps come from a table; a long one is computed, and the last is remembered: when
+  // every coordinate is brought current, most share one gap (they were not touched since
+  // the last time), so the transcendental functions run once, not d times.
+  Jump jump(uint64_t k) const {
+    if (k < table_.size()) return table_[k];
+    if (k != memo_k_) {
+      memo_ = compute(k);
+      memo_k_ = k;
+    }
+    return memo_;
+  }
 
   // k >= 1 data-free steps of x with aggregate a_j at once.
   double advance(double x, double a_j, uint64_t k, double zeta) const {
@@ -49,6 +59,8 @@ class Langevin {
   double r_;        // eta / s2p = 1 - a
   double log_a_;    // log1p(-r)
   std::vector<Jump> table_;  // k < table_.size(); the common short gaps
+  mutable uint64_t memo_k_ = 0;  // the last long gap computed (0: none)
+  mutable Jump memo_{};
 };
 
 }  // namespace agld::sampler

@@ -18,6 +18,7 @@
 
 #include "agld/reader.hpp"
 #include "agld/sample.hpp"
+#include "common/huge_array.hpp"
 #include "common/mix.hpp"
 #include "common/proc.hpp"
 #include "model/model.hpp"
@@ -222,10 +223,11 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   r.burn_in = o.burn_in.value_or(r.iterations / 2);
   if (r.burn_in >= r.iterations) return Status::invalid_argument("--burn-in must be below the number of iterations");
   // Default thinning: a kept state costs O(d) (every coordinate brought current and added
-  // to the moments); keep one every d / (nnz of a batch) iterations so that it costs no
-  // more than the iterations between.
+  // to the moments), about four times what an iteration spends on each nonzero of its
+  // batch (bench/sample_bench.sh); keep one every 4 d / (nnz of a batch) iterations, so
+  // that keeping states costs no more than the iterations between.
   const double batch_nnz = static_cast<double>(r.batch) * (static_cast<double>(m.nnz) / static_cast<double>(n_rows) + (o.intercept ? 1 : 0));
-  r.thin = o.thin.value_or(std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(static_cast<double>(r.dim) / std::max(batch_nnz, 1.0)))));
+  r.thin = o.thin.value_or(std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(4 * static_cast<double>(r.dim) / std::max(batch_nnz, 1.0)))));
   if (r.thin == 0) return Status::invalid_argument("--thin must be at least 1");
   r.refresh = o.refresh.value_or(per_pass);
   if (r.refresh == 0) return Status::invalid_argument("--refresh must be at least 1");
@@ -365,8 +367,9 @@ class Engine final : public sampler::SnapshotHost {
   std::unique_ptr<Reader> main_;
   std::unique_ptr<PassStream> pass_, test_stream_;
 
-  std::vector<double> x_, a_, g_;
-  std::vector<uint32_t> stamp_;
+  // Per-coordinate state, read at random: huge pages (common/huge_array.hpp).
+  HugeArray<double> x_, a_, g_;
+  HugeArray<uint32_t> stamp_;
   uint64_t sync_base_ = 0;
   std::vector<uint32_t> support_;
   std::vector<double> margins_, s_, sh_, pass_margins_;
@@ -377,7 +380,7 @@ class Engine final : public sampler::SnapshotHost {
   double eval_seconds_ = 0;
   // Posterior moments over kept states (Welford).
   uint64_t draws_ = 0;
-  std::vector<double> mean_, m2_;
+  std::vector<double> mean_, m2_;  // swept in order: ordinary pages
   DrawRecord draw_;
   SampleObserver* obs_ = nullptr;
   Status draw_status_;
@@ -458,15 +461,14 @@ Status Engine::subsample(uint64_t rows, const RowVisitor& visit) {
 }
 
 Status Engine::sync_all(uint64_t k) {
-  if (!dense_) {
-    for (uint32_t j = 0; j < run_.dim; ++j) bring(j, k);
+  bool finite = true;
+  for (uint32_t j = 0; j < run_.dim; ++j) {
+    if (!dense_) bring(j, k);
+    stamp_[j] = 0;
+    finite &= std::isfinite(x_[j]);
   }
   sync_base_ = k;
-  std::fill(stamp_.begin(), stamp_.end(), 0u);
-  for (double v : x_) {
-    if (!std::isfinite(v)) return diverged(k);
-  }
-  return Status::ok();
+  return finite ? Status::ok() : diverged(k);
 }
 
 // A kept state (every coordinate current): moments, and the observer's draw.
@@ -494,6 +496,13 @@ Status Engine::step_batch(uint64_t k, const Batch& b, bool draw, bool do_step) {
   s_.resize(n);
   sh_.resize(n);
   support_.clear();
+  // The batch's coordinates are scattered over d: ask for their state's cache lines first,
+  // so that the misses overlap instead of queueing behind each jump (bench/sample_bench.sh).
+  for (uint32_t j : b.indices) {
+    __builtin_prefetch(&stamp_[j]);
+    __builtin_prefetch(&x_[j]);
+    __builtin_prefetch(&g_[j]);
+  }
   for (size_t i = 0; i < n; ++i) {
     const auto idx = b.row_indices(i);
     const auto val = b.row_values(i);
@@ -641,10 +650,10 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
   start_ = Clock::now();
   obs_ = &obs;
   const uint64_t d = run_.dim;
-  x_.assign(d, 0.0);
-  g_.assign(d, 0.0);
-  stamp_.assign(d, 0u);
-  if (!(run_.snapshot == "none" || run_.snapshot == "full")) a_.assign(d, 0.0);
+  x_.reset(d);
+  g_.reset(d);
+  stamp_.reset(d);
+  if (!(run_.snapshot == "none" || run_.snapshot == "full")) a_.reset(d);
   mean_.assign(d, 0.0);
   m2_.assign(d, 0.0);
   if (test_) {
@@ -720,11 +729,10 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
   SampleResult r;
   r.run = run_;
   r.draws = draws_;
-  r.mean = mean_;
-  r.sd.assign(d, 0.0);
-  if (draws_ > 1) {
-    for (size_t j = 0; j < d; ++j) r.sd[j] = std::sqrt(m2_[j] / static_cast<double>(draws_ - 1));
-  }
+  // The moments move into the result (no copy of 2d doubles); M2 becomes the sd in place.
+  for (size_t j = 0; j < d; ++j) m2_[j] = draws_ > 1 ? std::sqrt(m2_[j] / static_cast<double>(draws_ - 1)) : 0.0;
+  r.mean = std::move(mean_);
+  r.sd = std::move(m2_);
   r.last_eval = last_eval_;
   r.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   r.stopped_early = stopped;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/huge_array.hpp"
 #include "sampler/snapshot.hpp"
 
 namespace agld::sampler {
@@ -22,7 +23,7 @@ class PerRowTable final : public Snapshot {
   bool reads_full_passes() const override { return true; }
 
   Status start(SnapshotHost& host) override {
-    table_.assign(p_.rows, 0.0f);
+    table_.reset(p_.rows);
     return refresh(host);
   }
 
@@ -64,7 +65,7 @@ class PerRowTable final : public Snapshot {
  private:
   SnapshotParams p_;
   bool periodic_;
-  std::vector<float> table_;
+  HugeArray<float> table_;  // read at random under rr, ra and br
   std::vector<double> coef_;
 };
 

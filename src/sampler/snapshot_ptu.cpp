@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/huge_array.hpp"
 #include "sampler/snapshot.hpp"
 
 namespace agld::sampler {
@@ -34,7 +35,8 @@ class PeriodicTotal final : public Snapshot {
 
   Status refresh(SnapshotHost& host) override {
     model_ = &host.model();
-    point_.assign(host.theta().begin(), host.theta().end());
+    if (point_.size() != host.theta().size()) point_.reset(host.theta().size());
+    std::copy(host.theta().begin(), host.theta().end(), point_.begin());
     std::span<double> a = host.aggregate();
     std::fill(a.begin(), a.end(), 0.0);
     const double scale = subsample_ ? static_cast<double>(p_.rows) / static_cast<double>(p_.snapshot_batch) : 1.0;
@@ -50,7 +52,7 @@ class PeriodicTotal final : public Snapshot {
   SnapshotParams p_;
   bool subsample_;
   const model::Model* model_ = nullptr;
-  std::vector<double> point_;  // x~
+  HugeArray<double> point_;  // x~, read at random like theta
   std::vector<double> coef_;
 };
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# d-independence of the lazy sampler: the time of one iteration of tmu-ca on kdd12-shaped
+# rows (11 one-hot features a row out of d = 54.7M) against the same rows folded into
+# d = 1M (index j -> (j - 1) mod 1M + 1, duplicates in a row dropped), and the dense path on
+# both for contrast.
+#
+# An iteration's time is (T(3K) - T(K)) / 2K, from runs of K and 3K iterations (sampling
+# seconds in metrics.csv): the setup (allocating and zeroing the state, the starting pass)
+# cancels, and the refresh passes, their O(d) catch-ups and the kept states (default
+# thinning) are amortised as in a long run. Runs are interleaved; REPS of each; medians.
+# The default 5M rows make N x 11 nonzeros about d, as in kdd12 itself (149.6M rows): with
+# far fewer rows the O(d) catch-up at each refresh would dominate a pass.
+#
+#   bench/sample_bench.sh [ROWS]     (default 5000000)
+#   REPS=3 ITERS=100000 AGLD_BENCH_DIR=/some/disk bench/sample_bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+bash scripts/build.sh >/dev/null
+ROWS=${1:-5000000}
+REPS=${REPS:-3}
+ITERS=${ITERS:-100000}
+DENSE_ITERS=${DENSE_ITERS:-20}
+DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
+mkdir -p "$DIR"
+AGLD=$ROOT/build/agld
+BIG=$DIR/kdd-$ROWS.svm
+SMALL=$DIR/kdd-$ROWS-d1m.svm
+[[ -f $BIG ]] || "$AGLD" gen --shape kdd12 --rows "$ROWS" --seed 1 -o "$BIG" -q
+[[ -f $SMALL ]] || awk '{ printf "%s", $1; delete seen;
+    for (i = 2; i <= NF; i++) { split($i, p, ":"); j = (p[1] - 1) % 1000000 + 1;
+      if (!(j in seen)) { seen[j] = 1; printf " %d:%s", j, p[2] } } printf "\n" }' "$BIG" > "$SMALL"
+[[ -f $DIR/kdd-big.agld ]] || "$AGLD" convert "$BIG" -o "$DIR/kdd-big.agld" -q --features 54686452
+[[ -f $DIR/kdd-small.agld ]] || "$AGLD" convert "$SMALL" -o "$DIR/kdd-small.agld" -q --features 1000000
+
+run() {  # store iterations extra... -> sampling seconds
+  local store=$1 iters=$2; shift 2
+  "$AGLD" sample --train "$DIR/$store" --method tmu-ca --batch 100 --iterations "$iters" \
+    --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" "$@"
+  tail -1 "$DIR/sample-run/metrics.csv" | cut -d, -f2
+}
+
+declare -A T
+for r in $(seq "$REPS"); do
+  for s in big small; do
+    t1=$(run kdd-$s.agld "$ITERS")
+    t3=$(run kdd-$s.agld $((3 * ITERS)))
+    T[$s]+="$(python3 -c "print(($t3 - $t1) / (2 * $ITERS))") "
+  done
+done
+T[big_dense]="$(run kdd-big.agld "$DENSE_ITERS" --dense --thin 1000000)"
+T[small_dense]="$(run kdd-small.agld "$DENSE_ITERS" --dense --thin 1000000)"
+
+python3 - "$ROWS" "$ITERS" "$DENSE_ITERS" "${T[big]}" "${T[small]}" "${T[big_dense]}" "${T[small_dense]}" <<'PY'
+import statistics, sys
+rows, iters, dense_iters = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+big = [float(x) for x in sys.argv[4].split()]
+small = [float(x) for x in sys.argv[5].split()]
+bd, sd = float(sys.argv[6]) / dense_iters, float(sys.argv[7]) / dense_iters
+mb, ms = statistics.median(big), statistics.median(small)
+print(f"tmu-ca, batch 100 (1,100 nonzeros an iteration), {rows} kdd12-shaped rows; (T({3*iters}) - T({iters})) / {2*iters}")
+print(f"{'what':34} {'us/iteration':>14}  runs")
+print(f"{'lazy, d = 54.7M':34} {mb*1e6:14.1f}  {' '.join(f'{x*1e6:.1f}' for x in big)}")
+print(f"{'lazy, d = 1M':34} {ms*1e6:14.1f}  {' '.join(f'{x*1e6:.1f}' for x in small)}")
+print(f"{'ratio (d = 54.7M / d = 1M)':34} {mb/ms:14.2f}")
+print(f"{'dense, d = 54.7M':34} {bd*1e6:14.0f}  ({dense_iters} iterations, setup included)")
+print(f"{'dense, d = 1M':34} {sd*1e6:14.0f}")
+PY
