@@ -8,7 +8,7 @@ pkgs=(cmake g++ make pkg-config
       libgtest-dev libcli11-dev nlohmann-json3-dev libfmt-dev
       zstd xz-utils bzip2 gzip)
 if [[ "${1:-}" == "--bench" ]]; then
-  pkgs+=(xgboost python3-xgboost hyperfine linux-perf time)
+  pkgs+=(xgboost python3-xgboost hyperfine linux-perf time gnuplot-nox)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

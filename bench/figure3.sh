@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The AGLD paper's Figure 3 at this machine's scale: average test log-likelihood of the
+# posterior predictive against wall time and against data passes, for tmu-ca, ppu-ca,
+# ptu-ca, tmu-ra, sgld and lmc, on criteo-shaped data under a memory budget smaller than
+# the training store. One CSV (every evaluation of every run) and one plot (SVG, gnuplot),
+# and the test log-likelihood of the planted weights for comparison.
+#
+#   bench/figure3.sh [ROWS]          (default 2000000; 10% held out)
+#   BUDGET=100M EPOCHS=4 AGLD_BENCH_DIR=/some/disk bench/figure3.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+bash scripts/setup.sh --bench >/dev/null
+bash scripts/build.sh >/dev/null
+ROWS=${1:-2000000}
+EPOCHS=${EPOCHS:-4}
+LMC_ITERS=${LMC_ITERS:-12}
+DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}/figure3-$ROWS
+mkdir -p "$DIR"
+AGLD=$ROOT/build/agld
+TEXT=$DIR/criteo.svm
+[[ -f $TEXT ]] || "$AGLD" gen --shape criteo --rows "$ROWS" --seed 3 -o "$TEXT" -q
+[[ -f $DIR/train.agld ]] || "$AGLD" convert "$TEXT" -o "$DIR/train.agld" -q \
+  --test-fraction 0.1 --test-output "$DIR/test.agld" --seed 3
+STORE_BYTES=$(stat -c %s "$DIR/train.agld")
+BUDGET=${BUDGET:-$((STORE_BYTES * 3 / 4))}
+echo "train store $((STORE_BYTES >> 20)) MiB on disk; budget $BUDGET bytes"
+
+CSV=$DIR/figure3.csv
+echo "method,iteration,seconds,passes,grad_evals,test_loglik,test_accuracy,bytes_read,memory_bytes" > "$CSV"
+for m in tmu-ca ppu-ca ptu-ca tmu-ra sgld lmc; do
+  len="--epochs $EPOCHS"
+  [[ $m == lmc ]] && len="--iterations $LMC_ITERS"
+  sync; echo 1 > /proc/sys/vm/drop_caches 2>/dev/null || true   # every run starts cold
+  # shellcheck disable=SC2086
+  "$AGLD" sample --train "$DIR/train.agld" --test "$DIR/test.agld" --model logistic --intercept \
+    --method "$m" $len --burn-in 0 --evaluations 20 --memory "$BUDGET" --seed 1 -q \
+    --out "$DIR/run-$m"
+  tail -n +2 "$DIR/run-$m/metrics.csv" | awk -F, -v m="$m" \
+    '{ printf "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", m, $1, $2, $4, $5, $8, $9, $11, $12 }' >> "$CSV"
+done
+
+# The planted weights' test log-likelihood (and accuracy), from the test rows' text.
+PLANTED=$("$AGLD" dump "$DIR/test.agld" | python3 -c "
+import csv, math, sys
+w, b = {}, 0.0
+for row in csv.DictReader(open('$TEXT.weights.csv')):
+    if row['feature'] == 'intercept': b = float(row['weight'])
+    else: w[int(row['feature'])] = float(row['weight'])
+ll = right = n = 0
+for line in sys.stdin:
+    t = line.split()
+    y = 1.0 if float(t[0]) > 0 else -1.0
+    m = b + sum(w.get(int(k), 0.0) * float(v) for k, v in (x.split(':') for x in t[1:]))
+    z = -y * m
+    ll -= z + math.log1p(math.exp(-z)) if z > 0 else math.log1p(math.exp(z))
+    right += (m > 0) == (y > 0); n += 1
+print(f'{ll / n:.6f} {right / n:.4f}')")
+echo "planted weights: test log-likelihood ${PLANTED% *}, accuracy ${PLANTED#* }"
+
+echo
+echo "final evaluation of each run:"
+python3 - "$CSV" "${PLANTED% *}" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+last = {}
+for r in rows: last[r["method"]] = r
+print(f"{'method':8} {'seconds':>8} {'passes':>7} {'test loglik':>12} {'accuracy':>9} {'MB read':>8} {'peak MB':>8}")
+for m, r in last.items():
+    peak = max(int(x["memory_bytes"]) for x in rows if x["method"] == m)
+    print(f"{m:8} {float(r['seconds']):8.1f} {float(r['passes']):7.2f} {float(r['test_loglik']):12.5f} "
+          f"{float(r['test_accuracy']):9.4f} {int(r['bytes_read'])/1e6:8.0f} {peak/1e6:8.0f}")
+print(f"{'planted':8} {'':8} {'':7} {float(sys.argv[2]):12.5f}")
+PY
+
+gnuplot <<GP
+set terminal svg size 1100,450 dynamic
+set output "$DIR/figure3.svg"
+set datafile separator ","
+set key bottom right
+set multiplot layout 1,2 title "criteo-shaped, $ROWS rows, budget $BUDGET bytes (planted: ${PLANTED% *})"
+set xlabel "wall seconds (evaluations excluded)"; set ylabel "average test log-likelihood"
+plot for [m in "tmu-ca ppu-ca ptu-ca tmu-ra sgld lmc"] "< grep '^".m.",' $CSV" using 3:6 with linespoints title m, ${PLANTED% *} title "planted" dt 2
+set xlabel "data passes (refresh passes included)"
+plot for [m in "tmu-ca ppu-ca ptu-ca tmu-ra sgld lmc"] "< grep '^".m.",' $CSV" using 4:6 with linespoints title m, ${PLANTED% *} title "planted" dt 2
+unset multiplot
+GP
+echo "CSV: $CSV"
+echo "plot: $DIR/figure3.svg"
