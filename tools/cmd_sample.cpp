@@ -85,7 +85,8 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"reader_bytes", r.reader_bytes},
           {"seed", o.seed},
           {"track", track},
-          {"dense", o.dense}};
+          {"dense", o.dense},
+          {"time_limit", o.time_limit ? nlohmann::json(*o.time_limit) : nlohmann::json()}};
 }
 
 void draw_progress(const Progress& p) {
@@ -240,6 +241,7 @@ void add_sample(Cli& cli) {
   c->add_option("--thin", a->opt.thin, "keep every T-th state (default: d / nnz of a batch, at least 1)");
   c->add_option("--refresh", a->opt.refresh, "iterations between snapshot refreshes (default one pass)");
   c->add_option("--snapshot-batch", a->opt.snapshot_batch, "ptu+: rows of a refresh (default max(batch, N/10))");
+  c->add_option("--time-limit", a->opt.time_limit, "stop after this many seconds of sampling (outputs complete, as with SIGINT)");
   c->add_option("--evaluations", a->opt.evaluations, "test evaluations (rows of metrics.csv) over the run")->default_val(100);
   c->add_option("--memory", a->memory, "memory budget of the whole process")->default_val("8G")->check(size_validator());
   c->add_option("--seed", a->opt.seed, "seed of the chain and of its access order")->default_val(0);

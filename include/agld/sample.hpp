@@ -30,6 +30,7 @@ struct SampleOptions {
   std::optional<uint64_t> thin;        // keep every thin-th state after burn-in
   std::optional<uint64_t> refresh;     // D, iterations between snapshot refreshes; default a pass
   std::optional<uint64_t> snapshot_batch;  // ptu+: rows of a refresh; default max(batch, N / 10)
+  std::optional<double> time_limit;    // seconds of sampling; the run then stops early
   uint64_t evaluations = 100;          // test-set evaluations over the run
   uint64_t memory = uint64_t{8} << 30; // the whole process's budget, bytes
   uint64_t seed = 0;

@@ -205,6 +205,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     r.step_rule = "1 / (1/prior_var + curvature * max(sum of squared row norms, N/batch * largest squared row norm))";
   }
   if (!(r.step > 0) || !std::isfinite(r.step)) return Status::invalid_argument("--step must be positive");
+  if (o.time_limit && !(*o.time_limit > 0)) return Status::invalid_argument("--time-limit must be positive");
   if (r.step * inv_s2p >= 1) {
     return Status::invalid_argument("--step must be below --prior-var (the prior alone makes larger steps unstable)");
   }
@@ -716,14 +717,15 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
         if (last_eval_ && !std::isnan(last_eval_->test_loglik)) p.test_loglik = last_eval_->test_loglik;
         obs.on_progress(p);
       }
-      if (obs.stop_requested()) {
+      if (obs.stop_requested() || (run_.options.time_limit && sample_seconds() > *run_.options.time_limit)) {
         stopped = true;
         break;
       }
     }
   }
-  if (stopped) {  // the state after the last step taken, current in every coordinate
+  if (stopped && run_.eval_every && (!last_eval_ || last_eval_->iteration != k + 1)) {  // evaluate where it stopped
     st = sync_all(k + 1);
+    if (st.is_ok()) st = evaluate(k + 1, obs);
     if (!st.is_ok()) return st;
   }
   SampleResult r;

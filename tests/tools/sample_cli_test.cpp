@@ -191,3 +191,23 @@ TEST_F(SampleCli, SigintStopsTheRunWithCompleteOutputs) {
 
 }  // namespace
 }  // namespace agld
+
+namespace agld {
+namespace {
+
+TEST(SampleCliTimeLimit, StopsWithCompleteOutputsAndALastEvaluation) {
+  TempDir dir;
+  const std::string store = dir.file("heart.agld"), out = dir.file("run");
+  ASSERT_EQ(run_agld("convert '" + kHeart + "' -o '" + store + "' -q").exit_code, 0);
+  auto r = run_agld("sample --train '" + store + "' --test '" + store + "' --iterations 2000000000 --burn-in 10 --thin 1000 --time-limit 0.5 -q --out '" + out + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
+  EXPECT_EQ(cfg["result"]["stopped_early"], true);
+  EXPECT_LT(cfg["result"]["seconds"].get<double>(), 5.0);
+  const auto metrics = read_csv(out + "/metrics.csv", false);
+  ASSERT_GE(metrics.size(), 2u);
+  EXPECT_LT(std::stod(metrics.back()[7]), 0.0);  // the test log-likelihood where it stopped
+}
+
+}  // namespace
+}  // namespace agld
