@@ -114,7 +114,7 @@ Status plan_memory(const Store& train, const Store* test, const ResolvedSample& 
   // own state, the test set's predictive accumulators, and the batch scratch.
   Shares s;
   s.state = d * (8 + 8 + 4 + (aggregate ? 8 : 0) + 16) + snap.state_bytes() + test_rows * 16 +
-            r.batch * 3 * 8 + r.options.track.size() * 8;
+            (snap.full_batch() ? 0 : r.batch * 3 * 8) + kPassBatch * 8 + r.options.track.size() * 8;
   s.baseline = process_rss_bytes();
   const uint64_t budget = r.options.memory;
   ReaderOptions main_opt;
