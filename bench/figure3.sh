@@ -2,7 +2,7 @@
 # The AGLD paper's Figure 3 at this machine's scale: average test log-likelihood of the
 # posterior predictive against wall time and against data passes, for tmu-ca, ppu-ca,
 # ptu-ca, tmu-ra, sgld and lmc, on criteo-shaped data under a memory budget smaller than
-# the training store. One CSV (every evaluation of every run) and one plot (SVG, gnuplot),
+# the training store. One CSV (every evaluation of every run) and one plot (PNG, gnuplot),
 # and the test log-likelihood of the planted weights for comparison.
 #
 #   bench/figure3.sh [ROWS]          (default 2000000; 10% held out)
@@ -76,8 +76,8 @@ print(f"{'planted':8} {'':8} {'':7} {float(sys.argv[2]):12.5f}")
 PY
 
 gnuplot <<GP
-set terminal svg size 1100,450 dynamic
-set output "$DIR/figure3.svg"
+set terminal pngcairo size 1200,480
+set output "$DIR/figure3.png"
 set datafile separator ","
 set key bottom right
 set multiplot layout 1,2 title "criteo-shaped, $ROWS rows, budget $BUDGET bytes (planted: ${PLANTED% *})"
@@ -88,4 +88,4 @@ plot for [m in "tmu-ca ppu-ca ptu-ca tmu-ra sgld lmc"] "< grep '^".m.",' $CSV" u
 unset multiplot
 GP
 echo "CSV: $CSV"
-echo "plot: $DIR/figure3.svg"
+echo "plot: $DIR/figure3.png"
