@@ -1,6 +1,5 @@
 // The table of models. Adding one: its factory's declaration and one line below.
-#include <algorithm>
-
+#include "common/registry.hpp"
 #include "model/model.hpp"
 
 namespace agld::model {
@@ -17,10 +16,6 @@ constexpr ModelInfo kModels[] = {
 
 std::span<const ModelInfo> registered_models() { return kModels; }
 
-const ModelInfo* find_model(std::string_view name) {
-  auto it = std::find_if(std::begin(kModels), std::end(kModels),
-                         [&](const ModelInfo& m) { return m.name == name; });
-  return it == std::end(kModels) ? nullptr : &*it;
-}
+const ModelInfo* find_model(std::string_view name) { return find_by_name<ModelInfo>(kModels, name); }
 
 }  // namespace agld::model

@@ -761,33 +761,35 @@ std::vector<std::string> sample_models() {
   return out;
 }
 
-Status resolve_sample(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* out) {
-  ResolvedSample r;
-  Status st = resolve_options(train, test, options, &r);
+namespace {
+// Everything sample() needs before it starts: the resolved options, the strategy and the
+// memory plan (resolve_sample() stops here).
+Status prepare(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* r,
+               std::unique_ptr<Snapshot>* snap, Shares* shares) {
+  Status st = resolve_options(train, test, options, r);
   if (!st.is_ok()) return st;
-  sampler::SnapshotParams params{r.rows, r.dim, r.refresh, r.snapshot_batch};
-  auto snap = sampler::find_snapshot(r.snapshot)->make(params);
-  Shares shares;
-  st = plan_memory(train, test, r, *snap, test ? test->meta().rows : 0, &shares);
+  *snap = sampler::find_snapshot(r->snapshot)->make({r->rows, r->dim, r->refresh, r->snapshot_batch});
+  st = plan_memory(train, test, *r, **snap, test ? test->meta().rows : 0, shares);
   if (!st.is_ok()) return st;
-  r.state_bytes = shares.state;
-  r.reader_bytes = shares.main ? shares.main : shares.pass;
-  *out = std::move(r);
+  r->state_bytes = shares->state;
+  r->reader_bytes = shares->main ? shares->main : shares->pass;
   return Status::ok();
+}
+}  // namespace
+
+Status resolve_sample(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* out) {
+  std::unique_ptr<Snapshot> snap;
+  Shares shares;
+  return prepare(train, test, options, out, &snap, &shares);
 }
 
 Status sample(const Store& train, const Store* test, const SampleOptions& options,
               SampleObserver& observer, SampleResult* out) {
   ResolvedSample r;
-  Status st = resolve_options(train, test, options, &r);
-  if (!st.is_ok()) return st;
-  sampler::SnapshotParams params{r.rows, r.dim, r.refresh, r.snapshot_batch};
-  auto snap = sampler::find_snapshot(r.snapshot)->make(params);
+  std::unique_ptr<Snapshot> snap;
   Shares shares;
-  st = plan_memory(train, test, r, *snap, test ? test->meta().rows : 0, &shares);
+  Status st = prepare(train, test, options, &r, &snap, &shares);
   if (!st.is_ok()) return st;
-  r.state_bytes = shares.state;
-  r.reader_bytes = shares.main ? shares.main : shares.pass;
   Engine engine(train, test, r, shares, model::find_model(r.options.model)->make(r.options),
                 std::move(snap));
   return engine.run(observer, out);

@@ -1,6 +1,5 @@
 // The table of snapshot strategies. Adding one: its factory's declaration and one line.
-#include <algorithm>
-
+#include "common/registry.hpp"
 #include "sampler/snapshot.hpp"
 
 namespace agld::sampler {
@@ -25,10 +24,6 @@ constexpr SnapshotInfo kSnapshots[] = {
 
 std::span<const SnapshotInfo> registered_snapshots() { return kSnapshots; }
 
-const SnapshotInfo* find_snapshot(std::string_view name) {
-  auto it = std::find_if(std::begin(kSnapshots), std::end(kSnapshots),
-                         [&](const SnapshotInfo& s) { return s.name == name; });
-  return it == std::end(kSnapshots) ? nullptr : &*it;
-}
+const SnapshotInfo* find_snapshot(std::string_view name) { return find_by_name<SnapshotInfo>(kSnapshots, name); }
 
 }  // namespace agld::sampler
