@@ -70,6 +70,9 @@ struct ReaderOptions {
   // How many chunk visits the background thread may prepare ahead of the consumer; 0 runs
   // no thread (the consumer reads chunks itself). Does not change what is read.
   size_t prefetch = 4;
+  // Threads decompressing chunks, with prefetch > 0 (0: one per core, at most 4). Does not
+  // change what is read.
+  size_t decode_threads = 0;
 };
 
 // A registered access order.
