@@ -429,7 +429,16 @@ class Producer {
         // buffer, which may have held a larger chunk; when the store fits, nothing is
         // evicted, so every chunk has a fresh buffer of its own size.
         charge_max_(whole_store_fits(store, cache_capacity) ? 0 : max_decoded_bytes(store)) {
-    if (charge_max_) {  // out of core: buffers are copies of a template, and reused
+    // Out of core, the reader asks for exactly the pages it reads (will_need) and drops them
+    // once read; the kernel's own read-ahead would bring in neighbours that, arriving late
+    // on a busy disk, stay in the page cache past the drop and break the budget. What it
+    // brought in before (Store::open's reads of the header and the footer read megabytes
+    // around them: 8 MiB of read-ahead on the development VM) is dropped now: otherwise a
+    // fault near those pages maps them around itself, where no drop of the reader's reaches.
+    if (charge_max_) {
+      store.file().advise_random();
+      store.file().drop_cache(0, store.file_size());
+      // Buffers are copies of a template, and reused.
       const size_t k = largest_chunk(store);
       DecodedChunk t;
       io_.ask(store.chunk(k));
@@ -569,10 +578,6 @@ class ReaderImpl final : public Reader {
     values_.reserve(n * avg_nnz);
     stats_.cache_capacity_bytes = cache_capacity;
     stats_.whole_store_cached = whole_store_fits(store, cache_capacity);
-    // Out of core, the reader asks for exactly each chunk's pages (will_need) and drops them
-    // after decoding; the kernel's own read-ahead would bring in neighbours that, arriving
-    // late on a busy disk, stay in the page cache past the drop and break the budget.
-    if (!stats_.whole_store_cached) store.file().advise_random();
     if (options_.prefetch > 0) worker_ = std::thread([this] { work(); });
   }
 
