@@ -130,6 +130,8 @@ int run_scan(const ScanArgs& a) {
     j["cache_misses"] = s.cache_misses;
     j["bytes_read"] = s.bytes_read;
     j["bytes_decompressed"] = s.bytes_decompressed;
+    j["direct_rows"] = s.direct_rows;
+    j["row_index_reads"] = s.row_index_reads;
     j["disk_read_bytes"] = io0 && io1 ? nlohmann::json(*io1 - *io0) : nlohmann::json();
     j["wait_seconds"] = s.wait_seconds;
     j["cache_capacity_bytes"] = s.cache_capacity_bytes;
@@ -154,6 +156,10 @@ int run_scan(const ScanArgs& a) {
                            s.passes, s.batches, seconds, rate));
   line("chunks", fmt::format("{} visits: {} cache hits, {} misses (decompressed)", s.chunk_visits,
                              s.cache_hits, s.cache_misses));
+  if (s.direct_rows > 0) {
+    line("direct", fmt::format("{} rows read on their own; {} chunks' row indexes read",
+                               s.direct_rows, s.row_index_reads));
+  }
   line("bytes", fmt::format("read {} from the store ({} from disk), decompressed to {}",
                             human_bytes(static_cast<double>(s.bytes_read)),
                             io0 && io1 ? human_bytes(static_cast<double>(*io1 - *io0)) : "?",

@@ -2,7 +2,10 @@
 // with prefetch 0) that looks the chunks it needs up in a byte-bounded cache, hands the
 // chunks it must read to decode threads (or decodes them itself, with prefetch 0), and
 // hands "slots" of rows through a bounded ring to the consumer, which waits for each
-// chunk where it first needs it and gathers batches.
+// chunk where it first needs it and gathers batches. With direct rows (rr, ra on a
+// codec-none store that does not fit), the producer reads each row on its own instead
+// (reader/row_reader.hpp): slots then carry the rows themselves, and the cache holds the
+// chunks' row indexes.
 //
 // Determinism: the producer alone decides, in the order of the sequence, which visits hit
 // the cache and which read their chunk, and what the cache evicts; decode threads only fill
@@ -34,18 +37,35 @@
 
 #include "reader/chunk_cache.hpp"
 #include "reader/order.hpp"
+#include "reader/row_reader.hpp"
 
 namespace agld {
 namespace {
 
+using reader::DirectRows;
 using reader::OrderCursor;
+using reader::RowIndex;
+using reader::RowReader;
 using reader::RowRef;
+using reader::RowSpan;
 
 constexpr size_t kSlotRows = 8192;         // a slot closes at this many rows ...
 constexpr uint64_t kPageSlack = 64 << 10;  // pages either side of a chunk, when rounding
 constexpr uint64_t kDropMargin = 2 << 20;  // dropped either side of a chunk read
 constexpr size_t kPlanKeep = 8192;         // rows of the plan consumed before they are erased
 constexpr size_t kMaxDecodeThreads = 4;    // the default's cap
+// Direct rows (rows read on their own): a slot holds at most kDirectSlotRows rows and
+// kDirectSlotNnz entries, or one longer row; the rows after the consumer's are located and
+// asked for up to kRowsAhead rows or row_ahead_bytes() of pages, so that the disk has many
+// small reads to serve at once.
+constexpr size_t kDirectSlotRows = 256;
+constexpr size_t kDirectSlotNnz = 16384;
+constexpr size_t kRowsAhead = 128;
+
+// Bytes of pages asked for ahead of the consumer's row: 1 MiB, less for a small share.
+uint64_t row_ahead_bytes(const ReaderOptions& o) {
+  return std::clamp<uint64_t>(o.memory / 32, 64 << 10, 1 << 20);
+}
 
 // How far ahead the plan is searched for the next chunk to ask for: beyond the rows of one
 // chunk (ca, br), or a cursor's block (rr, ra), it is not worth it.
@@ -134,6 +154,43 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   r.file = (o.prefetch + 3) * (max_stored + 2 * kPageSlack) + 2 * kPageSlack;
   r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +        // batch buffers
             (o.prefetch + 2) * kSlotRows * 4 +                 // slots
+            2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
+  return r;
+}
+
+// A row planned ahead of the consumer: where it is, what locating it cost.
+struct Planned {
+  RowRef ref;
+  RowSpan span;
+  Status status;            // a failure to read its chunk's row index
+  bool index_read = false;  // its chunk's row index was read for it
+  uint64_t bytes = 0;       // bytes read for it (whole pages)
+  uint64_t asked = 0;       // bytes of its pages asked for
+};
+
+// The reserve when rows are read on their own (no decoded chunks): the rows in the slots
+// not yet consumed, and one row longer than a slot holds; the row index being read and the
+// rows planned ahead; the pages asked for: of rows, up to row_ahead_bytes() plus the last
+// row asked for (twice: a fault maps pages around itself), and of row indexes, up to
+// row_ahead_bytes() plus the last one asked for.
+Reserve reserve_direct(const Store& store, const ReaderOptions& o) {
+  uint64_t max_nnz = 0;
+  for (size_t k = 0; k < store.chunk_count(); ++k) {
+    max_nnz = std::max<uint64_t>(max_nnz, store.chunk(k).nnz);
+  }
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const StoreMeta& m = store.meta();
+  const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
+  Reserve r;
+  const uint64_t ahead = row_ahead_bytes(o);
+  r.ring = (o.prefetch + 2) * (24 * kDirectSlotRows + 8 + 8 * kDirectSlotNnz) + 8 * max_nnz +
+           RowReader::max_index_bytes(store) + kRowsAhead * sizeof(Planned) +
+           4 * (ahead / 4 + max_nnz);  // the positions of the stored values of the rows ahead
+  r.file = 2 * (ahead + 8 * max_nnz + 3 * page) +                // rows asked for
+           ahead + 2 * RowReader::max_index_read_bytes(store) +  // row indexes asked for
+           4 * kPageSlack;
+  r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +        // batch buffers
+            (o.prefetch + 2) * kDirectSlotRows * 4 +           // slots
             2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
   return r;
 }
@@ -269,22 +326,28 @@ struct ChunkBox {
 };
 
 struct Segment {
-  std::shared_ptr<ChunkBox> chunk;
-  size_t end = 0;  // the segment's rows are slot.rows[previous end, end)
+  std::shared_ptr<ChunkBox> chunk;  // null: rows read on their own, in the slot's direct rows
+  size_t end = 0;                   // the segment's rows are slot.rows[previous end, end)
 };
 
 // Rows handed from the producer to the consumer, with what producing them cost.
 struct Slot {
-  std::vector<uint32_t> rows;  // rows within their chunks
+  std::vector<uint32_t> rows;  // rows within their chunks (direct rows: within `direct`)
   std::vector<Segment> segments;
-  Status status;  // a failure ends the stream: delivered after the rows before it
+  DirectRows direct;
+  bool oversized = false;  // holds a row longer than kDirectSlotNnz
+  Status status;           // a failure ends the stream: delivered after the rows before it
   uint64_t visits = 0, hits = 0, misses = 0, bytes_read = 0, bytes_decompressed = 0;
+  uint64_t direct_rows = 0, index_reads = 0;
   uint64_t cache_bytes = 0, cache_peak = 0;
   void clear() {
     rows.clear();
     segments.clear();
+    direct.clear();
+    oversized = false;
     status = Status::ok();
     visits = hits = misses = bytes_read = bytes_decompressed = 0;
+    direct_rows = index_reads = 0;
   }
 };
 
@@ -414,31 +477,49 @@ class DecodePool {
   std::vector<std::thread> threads_;
 };
 
+// How a reader reads, decided when it opens.
+struct Setup {
+  uint64_t capacity = 0;  // the cache's part of the share (direct rows: for row indexes)
+  bool fits = false;      // every decoded chunk fits the cache
+  bool direct = false;    // rows read on their own (rr, ra; codec none; out of core)
+  size_t threads = 0;     // decode threads
+};
+
 // Walks the order's sequence and fills slots. Used by one thread at a time.
 class Producer {
  public:
-  Producer(const Store& store, std::unique_ptr<OrderCursor> cursor, uint64_t cache_capacity,
-           std::shared_ptr<ChunkMemory> memory, size_t threads)
+  Producer(const Store& store, std::unique_ptr<OrderCursor> cursor, const Setup& setup,
+           std::shared_ptr<ChunkMemory> memory, uint64_t ahead_cap)
       : store_(store),
         plan_(std::move(cursor)),
         io_(store.file()),
-        cache_(store.chunk_count(), cache_capacity),
+        cache_(store.chunk_count(), setup.direct ? 0 : setup.capacity),
         memory_(std::move(memory)),
         look_ahead_(look_ahead_rows(store)),
         // In the cache a chunk counts for what it was decoded into: out of core, a reused
         // buffer, which may have held a larger chunk; when the store fits, nothing is
         // evicted, so every chunk has a fresh buffer of its own size.
-        charge_max_(whole_store_fits(store, cache_capacity) ? 0 : max_decoded_bytes(store)) {
+        charge_max_(setup.fits ? 0 : max_decoded_bytes(store)),
+        direct_(setup.direct),
+        rows_(store),
+        index_cache_(store.chunk_count(), setup.direct ? setup.capacity : 0),
+        ahead_cap_(ahead_cap) {
     // Out of core, the reader asks for exactly the pages it reads (will_need) and drops them
     // once read; the kernel's own read-ahead would bring in neighbours that, arriving late
     // on a busy disk, stay in the page cache past the drop and break the budget. What it
     // brought in before (Store::open's reads of the header and the footer read megabytes
     // around them: 8 MiB of read-ahead on the development VM) is dropped now: otherwise a
     // fault near those pages maps them around itself, where no drop of the reader's reaches.
-    if (charge_max_) {
+    if (!setup.fits) {
       store.file().advise_random();
       store.file().drop_cache(0, store.file_size());
-      // Buffers are copies of a template, and reused.
+    }
+    if (direct_) {
+      ahead_.resize(kRowsAhead);
+      index_hinted_.assign(store.chunk_count(), 0);
+      return;  // no chunk is decoded
+    }
+    if (charge_max_) {  // out of core: buffers are copies of a template, and reused
       const size_t k = largest_chunk(store);
       DecodedChunk t;
       io_.ask(store.chunk(k));
@@ -448,12 +529,27 @@ class Producer {
       // where the order first visits the chunk).
       if (st.is_ok()) memory_->set_template(std::move(t), chunk_words(store.chunk(k)));
     }
-    if (threads > 0)
-      pool_ = std::make_unique<DecodePool>(threads, [this](ChunkBox* b) { decode(b); });
+    if (setup.threads > 0) {
+      pool_ = std::make_unique<DecodePool>(setup.threads, [this](ChunkBox* b) { decode(b); });
+    }
+  }
+
+  uint64_t cache_capacity() const { return direct_ ? index_cache_.capacity() : cache_.capacity(); }
+
+  // Direct rows: the consumer has let go of the slot with a row longer than a slot holds.
+  void release_oversized() {
+    oversized_busy_.store(false);
+    oversized_busy_.notify_all();
+  }
+  // The reader is going: a wait for the consumer ends.
+  void stop() {
+    stopping_.store(true);
+    release_oversized();
   }
 
   // The next rows: up to kSlotRows, and no further than the first chunk read from the file.
   void fill(Slot* slot) {
+    if (direct_) return fill_direct(slot);
     slot->clear();
     bool read_one = false;
     while (slot->rows.size() < kSlotRows) {
@@ -483,9 +579,109 @@ class Producer {
     slot->cache_peak = cache_.peak_bytes();
   }
 
-  uint64_t cache_capacity() const { return cache_.capacity(); }
+  // Direct rows: up to kDirectSlotRows rows and kDirectSlotNnz entries (or one longer row),
+  // each read on its own.
+  void fill_direct(Slot* slot) {
+    slot->clear();
+    if (!failed_.is_ok()) {
+      slot->status = failed_;
+      return;
+    }
+    DirectRows& d = slot->direct;
+    d.reserve(kDirectSlotRows, kDirectSlotNnz);
+    while (d.size() < kDirectSlotRows) {
+      plan_rows();
+      Planned& p = ahead_[ahead_head_];
+      if (p.status.is_ok()) {
+        const uint32_t n = p.span.nnz;
+        if (d.size() > 0 && d.nnz() + n > kDirectSlotNnz) break;
+        if (n > kDirectSlotNnz) {  // alone in its slot, and one such slot unconsumed at a time
+          for (bool busy; (busy = oversized_busy_.load()) && !stopping_.load();) {
+            oversized_busy_.wait(busy);
+          }
+          if (stopping_.load()) return;
+          oversized_busy_.store(true);
+          slot->oversized = true;
+        }
+        p.status = rows_.read(p.ref.chunk, p.ref.row, p.span, &d, &p.bytes);
+      }
+      if (!p.status.is_ok()) {
+        failed_ = p.status;
+        if (d.size() == 0) slot->status = failed_;  // else: delivered by the next slot
+        break;
+      }
+      slot->rows.push_back(static_cast<uint32_t>(d.size() - 1));
+      ++slot->direct_rows;
+      slot->index_reads += p.index_read;
+      slot->bytes_read += p.bytes;
+      ahead_bytes_ -= p.asked;
+      if (p.span.where.capacity() > 4 * kDirectSlotNnz) p.span.where = {};
+      ahead_head_ = (ahead_head_ + 1) % kRowsAhead;
+      --ahead_count_;
+      plan_.pop();
+      ++popped_;
+      if (slot->oversized) break;
+    }
+    if (!slot->rows.empty()) slot->segments.push_back(Segment{nullptr, slot->rows.size()});
+    slot->cache_bytes = index_cache_.bytes();
+    slot->cache_peak = index_cache_.peak_bytes();
+  }
 
  private:
+  // Direct rows: locates the rows after the consumer's and asks for their pages, up to
+  // kRowsAhead rows or ahead_cap_ bytes of pages (at least one row). A chunk's row index is
+  // read when a row of it is planned and not in the index cache. All in the order of the
+  // sequence, and the costs are counted when the row is delivered.
+  void plan_rows() {
+    while (ahead_count_ < kRowsAhead && (ahead_count_ == 0 || ahead_bytes_ < ahead_cap_)) {
+      hint_indexes(popped_ + ahead_count_);
+      Planned& p = ahead_[(ahead_head_ + ahead_count_) % kRowsAhead];
+      p.ref = plan_.ahead(ahead_count_);
+      p.status = Status::ok();
+      p.index_read = false;
+      p.bytes = p.asked = 0;
+      std::shared_ptr<RowIndex> index = index_cache_.find(p.ref.chunk);
+      if (!index) {
+        index = std::make_shared<RowIndex>();
+        p.index_read = true;
+        p.status = rows_.read_index(p.ref.chunk, index.get(), &p.bytes);
+        if (p.status.is_ok()) {
+          evicted_.clear();
+          index_cache_.insert(p.ref.chunk, index, index->bytes(), &evicted_);
+        }
+      }
+      if (p.status.is_ok()) {
+        rows_.locate(p.ref.chunk, p.ref.row, *index, &p.span);
+        p.asked = rows_.ask(p.span);
+        ahead_bytes_ += p.asked;
+      }
+      ++ahead_count_;
+    }
+  }
+
+  // Direct rows: before the row at plan position `at` (counted from the start) is planned,
+  // asks for the row indexes, not in the cache, of the chunks of the next kRowsAhead rows
+  // (up to ahead_cap_ bytes of pages), so that they arrive together rather than one after
+  // the other. The request for the row at `at` is then either used (its index is read
+  // now) or dropped (an earlier row read the index).
+  void hint_indexes(uint64_t at) {
+    for (hint_next_ = std::max(hint_next_, at);
+         hint_next_ < at + kRowsAhead && hint_bytes_ < ahead_cap_; ++hint_next_) {
+      const uint32_t c = plan_.ahead(hint_next_ - popped_).chunk;
+      if (index_hinted_[c] || index_cache_.contains(c)) continue;
+      index_hinted_[c] = 1;
+      hint_bytes_ += rows_.ask_index(c);
+      hints_.push_back({hint_next_, c});
+    }
+    if (!hints_.empty() && hints_.front().first == at) {
+      const uint32_t c = hints_.front().second;
+      hints_.pop_front();
+      index_hinted_[c] = 0;
+      hint_bytes_ -= rows_.ask_bytes_of_index(c);
+      if (index_cache_.contains(c)) rows_.drop_index(c);
+    }
+  }
+
   // Places chunk k in the cache and has it read and decoded (by a decode thread, or now).
   std::shared_ptr<ChunkBox> start_read(uint32_t k, Slot* slot) {
     const ChunkInfo& info = store_.chunk(k);
@@ -553,6 +749,22 @@ class Producer {
   std::shared_ptr<ChunkMemory> memory_;
   const size_t look_ahead_;
   const uint64_t charge_max_;  // what a chunk counts for in the cache out of core; 0: its own size
+  // Direct rows.
+  const bool direct_;
+  RowReader rows_;
+  reader::ChunkCache<RowIndex> index_cache_;
+  std::vector<Planned> ahead_;  // a ring: rows at plan positions 0 .. ahead_count_ - 1
+  size_t ahead_head_ = 0, ahead_count_ = 0;
+  uint64_t ahead_bytes_ = 0;
+  const uint64_t ahead_cap_;
+  uint64_t popped_ = 0;                              // rows of the plan delivered
+  uint64_t hint_next_ = 0;                           // the next plan position to hint for
+  std::deque<std::pair<uint64_t, uint32_t>> hints_;  // (plan position, chunk) asked for
+  std::vector<uint8_t> index_hinted_;                // by chunk: in hints_
+  uint64_t hint_bytes_ = 0;
+  std::atomic<bool> oversized_busy_{false};
+  std::atomic<bool> stopping_{false};
+  Status failed_;
   std::shared_ptr<ChunkBox> current_;
   uint32_t current_k_ = 0;
   int64_t hinted_ = -1;  // the chunk asked for ahead of its read, if any
@@ -563,11 +775,11 @@ class Producer {
 class ReaderImpl final : public Reader {
  public:
   ReaderImpl(const Store& store, const ReaderOptions& options, std::unique_ptr<OrderCursor> cursor,
-             uint64_t cache_capacity)
+             const Setup& setup)
       : store_(store),
         options_(options),
         memory_(std::make_shared<ChunkMemory>(kept_buffers(options))),
-        producer_(store, std::move(cursor), cache_capacity, memory_, decode_threads(options)) {
+        producer_(store, std::move(cursor), setup, memory_, row_ahead_bytes(options)) {
     const StoreMeta& m = store.meta();
     const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
     const size_t n = options.batch_size;
@@ -576,12 +788,13 @@ class ReaderImpl final : public Reader {
     offsets_.reserve(n + 1);
     indices_.reserve(n * avg_nnz);
     values_.reserve(n * avg_nnz);
-    stats_.cache_capacity_bytes = cache_capacity;
-    stats_.whole_store_cached = whole_store_fits(store, cache_capacity);
+    stats_.cache_capacity_bytes = setup.capacity;
+    stats_.whole_store_cached = setup.fits;
     if (options_.prefetch > 0) worker_ = std::thread([this] { work(); });
   }
 
   ~ReaderImpl() override {
+    producer_.stop();
     if (worker_.joinable()) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -614,6 +827,21 @@ class ReaderImpl final : public Reader {
       }
       while (slot_->segments[seg_].end == pos_) ++seg_;
       const Segment& s = slot_->segments[seg_];
+      const size_t stop = std::min(s.end, pos_ + (n - row_ids_.size()));
+      if (!s.chunk) {  // rows read on their own
+        const DirectRows& d = slot_->direct;
+        for (; pos_ < stop; ++pos_) {
+          const uint32_t i = slot_->rows[pos_];
+          row_ids_.push_back(d.ids[i]);
+          labels_.push_back(d.labels[i]);
+          indices_.insert(indices_.end(), d.indices.begin() + d.offsets[i],
+                          d.indices.begin() + d.offsets[i + 1]);
+          values_.insert(values_.end(), d.values.begin() + d.offsets[i],
+                         d.values.begin() + d.offsets[i + 1]);
+          offsets_.push_back(indices_.size());
+        }
+        continue;
+      }
       const ChunkBox& box = *s.chunk;
       if (!box.done()) {  // still being decoded
         const auto t0 = std::chrono::steady_clock::now();
@@ -625,7 +853,6 @@ class ReaderImpl final : public Reader {
         return failed_;
       }
       const DecodedChunk& c = box.chunk();
-      const size_t stop = std::min(s.end, pos_ + (n - row_ids_.size()));
       const auto offsets = c.offsets();
       const bool has_values = c.has_values();
       for (; pos_ < stop; ++pos_) {
@@ -663,6 +890,10 @@ class ReaderImpl final : public Reader {
     std::unique_ptr<Slot> done = std::move(slot_);
     if (done) {
       done->segments.clear();  // release the chunks now
+      if (done->oversized) {
+        done->direct.release();
+        producer_.release_oversized();
+      }
       if (options_.prefetch == 0) {
         spare_ = std::move(done);
       } else {
@@ -696,6 +927,8 @@ class ReaderImpl final : public Reader {
     stats_.chunks_decompressed += s.misses;
     stats_.bytes_read += s.bytes_read;
     stats_.bytes_decompressed += s.bytes_decompressed;
+    stats_.direct_rows += s.direct_rows;
+    stats_.row_index_reads += s.index_reads;
     stats_.cache_bytes = s.cache_bytes;
     stats_.cache_peak_bytes = std::max(stats_.cache_peak_bytes, s.cache_peak);
     return s.status;
@@ -805,8 +1038,21 @@ Status Reader::open(const Store& store, const ReaderOptions& options,
         " for decoded chunks in flight, " + std::to_string(r.file) + " for file pages, " +
         std::to_string(r.batch) + " for batches)");
   }
-  *out = std::make_unique<ReaderImpl>(store, options, order->make(store, options.seed),
-                                      options.memory - r.total());
+  Setup setup;
+  setup.capacity = options.memory - r.total();
+  setup.fits = whole_store_fits(store, setup.capacity);
+  setup.threads = decode_threads(options);
+  // rr and ra on a codec-none store that does not fit: each row on its own (when the share
+  // also covers that way's reserve, as it does unless chunks are tiny).
+  if (options.direct_rows && order->random_rows && !setup.fits && RowReader::possible(store)) {
+    const Reserve d = reserve_direct(store, options);
+    if (options.memory >= d.total()) {
+      setup.direct = true;
+      setup.capacity = options.memory - d.total();
+      setup.threads = 0;
+    }
+  }
+  *out = std::make_unique<ReaderImpl>(store, options, order->make(store, options.seed), setup);
   return Status::ok();
 }
 
