@@ -128,8 +128,9 @@ struct Reserve {
   uint64_t total() const { return ring + file + batch; }
 };
 
-// Buffers of decoded chunks kept for reuse: one per decode thread (or for the producer),
-// and one more so that a buffer given back while a thread takes one is not freed.
+// Buffers of decoded chunks kept for reuse (ChunkMemory): what evictions give back is taken
+// at once by the chunk placed, so these hold the buffers of evicted chunks the consumer
+// still held, one per decode thread (or for the producer) and one more.
 size_t kept_buffers(const ReaderOptions& o) { return std::max<size_t>(decode_threads(o), 1) + 1; }
 
 Reserve reserve_for(const Store& store, const ReaderOptions& o) {
@@ -229,30 +230,31 @@ class ChunkMemory {
     add(template_.memory_bytes());
   }
 
-  // A kept buffer that holds chunk c without growing (the smallest), else a copy of the
-  // template, else an empty buffer.
-  std::unique_ptr<Buffer> take(const ChunkInfo& c) {
+  // A kept buffer that holds chunk c without growing (the smallest), or null. Called by the
+  // producer when it places a chunk, just after the cache has evicted (and so given back)
+  // what the chunk replaces: buffers then go round without the allocator, however far the
+  // producer runs ahead of the decode threads.
+  std::unique_ptr<Buffer> take_kept(const ChunkInfo& c) {
     const uint64_t words = chunk_words(c);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      size_t best = kept_.size();
-      for (size_t i = 0; i < kept_.size(); ++i) {
-        if (kept_[i]->words >= words &&
-            (best == kept_.size() || kept_[i]->words < kept_[best]->words)) {
-          best = i;
-        }
-      }
-      if (best < kept_.size()) {
-        std::unique_ptr<Buffer> b = std::move(kept_[best]);
-        kept_[best] = std::move(kept_.back());
-        kept_.pop_back();
-        sub(b->bytes);  // counted again once decoded into
-        b->bytes = 0;
-        return b;
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t best = kept_.size();
+    for (size_t i = 0; i < kept_.size(); ++i) {
+      if (kept_[i]->words >= words &&
+          (best == kept_.size() || kept_[i]->words < kept_[best]->words)) {
+        best = i;
       }
     }
+    if (best == kept_.size()) return nullptr;
+    std::unique_ptr<Buffer> b = std::move(kept_[best]);
+    kept_[best] = std::move(kept_.back());
+    kept_.pop_back();
+    return b;  // still counted, until decoded into
+  }
+
+  // A new buffer for chunk c: a copy of the template (when it holds c), else empty.
+  std::unique_ptr<Buffer> make(const ChunkInfo& c) {
     auto b = std::make_unique<Buffer>();
-    if (template_words_ >= words) {
+    if (template_words_ >= chunk_words(c)) {
       b->chunk = template_;  // copied to vectors of exactly the template's sizes
       b->words = template_words_;
     }
@@ -261,8 +263,13 @@ class ChunkMemory {
 
   // Counts a buffer just decoded into (chunk c, or null when the decode failed).
   void decoded(Buffer* b, const ChunkInfo* c) {
-    b->bytes = b->chunk.memory_bytes();
-    add(b->bytes);
+    const uint64_t bytes = b->chunk.memory_bytes();
+    if (bytes >= b->bytes) {
+      add(bytes - b->bytes);
+    } else {
+      sub(b->bytes - bytes);
+    }
+    b->bytes = bytes;
     if (c) b->words = std::max(b->words, chunk_words(*c));
   }
 
@@ -699,6 +706,7 @@ class Producer {
     slot->bytes_decompressed += info.raw_size;
     evicted_.clear();
     cache_.insert(k, box, charge_max_ ? charge_max_ : decoded_bytes(info), &evicted_);
+    box->buffer = memory_->take_kept(info);  // what the eviction gave back, if anything
     if (pool_) {
       pool_->submit(box);
     } else {
@@ -730,7 +738,7 @@ class Producer {
     const ChunkInfo& info = store_.chunk(box->k);
     Status st;
     try {
-      box->buffer = memory_->take(info);
+      if (!box->buffer) box->buffer = memory_->make(info);
       st = store_.read_chunk(box->k, &box->buffer->chunk);
     } catch (const std::exception& e) {
       st = Status::internal(std::string("reader: ") + e.what());
