@@ -4,17 +4,25 @@
 # limit of a pass, the slower of
 #   stored bytes / sequential disk read speed (dd with O_DIRECT, median of REPS), and
 #   raw bytes / decompression speed (`agld info --verify`, page cache warm, 1 and 2 threads;
-#   the reader decompresses on one thread, so the 1-thread figure is the limit).
+#   the reader decompresses on as many threads as cores (here 2), so the limit with the
+#   threads in use is the 2-thread one; the 1-thread one is shown too).
 # For each store (zstd, none) and budget M = S/2, S/4, S/8 (S: file bytes of the zstd store):
-# ca and br, one pass, cold (the store's pages dropped before each run); rr and ra, a
-# fraction of a pass (random I/O: a chunk per row). Then the case where the store fits:
-# a budget of 2x the raw bytes, ca for 1 and FITS_PASSES (11) passes: the difference is
-# the rate of the passes after the first, which read nothing from the disk. Every configuration runs once per
-# round, REPS rounds, interleaved; the table shows medians.
+# ca and br, one pass, cold (the page cache dropped before each run); rr and ra, a fraction
+# of a pass (RANDOM_PASSES; and, on the none store, where rows are read on their own,
+# LONG_RANDOM_PASSES with the binary under test only). Then the case where the store fits:
+# a budget of 2x the raw bytes, ca for 1 and FITS_PASSES (11) passes: the difference is the
+# rate of the passes after the first, which read nothing from the disk. Every configuration
+# runs once per round, REPS rounds, interleaved (with AGLD_BASE, the base binary and the
+# binary under test one after the other, A B A B); the table shows medians.
 #
 #   bench/scan_bench.sh [ROWS]     (default 5000000 rows: ~375 MB zstd, ~1 GB none, 1.7 GB text)
 #   REPS=3 RANDOM_PASSES=0.0006 AGLD_BENCH_DIR=/some/disk bench/scan_bench.sh
 #   AGLD=/path/to/agld bench/scan_bench.sh   (use that binary, do not build)
+#   AGLD_BASE=/path/to/old/agld ...          (compare with that binary, run by run)
+#   IDLE_WAIT=1 ...                          (before each run, wait until the CPUs are idle:
+#                                             for a machine shared with other work)
+#   RESULTS=DIR                              (where runs go; default AGLD_BENCH_DIR/scan-results;
+#                                             the table goes to DIR.txt)
 # Needs root for /proc/sys/vm/drop_caches; otherwise the pages of the store are dropped
 # with posix_fadvise(DONTNEED), which is enough for a clean file.
 set -euo pipefail
@@ -23,15 +31,22 @@ ROOT=$PWD
 ROWS=${1:-${ROWS:-5000000}}
 REPS=${REPS:-3}
 RANDOM_PASSES=${RANDOM_PASSES:-0.0006}
+LONG_RANDOM_PASSES=${LONG_RANDOM_PASSES:-0.01}
 FITS_PASSES=${FITS_PASSES:-11}
 DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
 if [[ -z ${AGLD:-} ]]; then
   bash scripts/build.sh --bench >/dev/null
   AGLD=$ROOT/build/agld
 fi
+BINS=(new)
+declare -A BIN=([new]=$AGLD)
+if [[ -n ${AGLD_BASE:-} ]]; then
+  BINS=(base new)
+  BIN[base]=$AGLD_BASE
+fi
 PY=/usr/bin/python3
 mkdir -p "$DIR"
-OUT=$DIR/scan-results
+OUT=${RESULTS:-$DIR/scan-results}
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
@@ -46,22 +61,35 @@ RAW=$($PY -c "import json; print(json.load(open('$OUT/info-zstd.json'))['raw_byt
 FITS=$((2 * RAW))
 CHUNK_KB=$($PY -c "import json; j=json.load(open('$OUT/info-zstd.json')); print(max(4, j['stored_bytes'] // j['chunks'] // 4096 * 4))")
 
+idle() {  # with IDLE_WAIT=1: until the CPUs were >= 92% idle over a second (at most 10 min)
+  [[ ${IDLE_WAIT:-0} == 1 ]] || return 0
+  local i a b
+  for ((i = 0; i < 600; i++)); do
+    a=($(head -1 /proc/stat)); sleep 1; b=($(head -1 /proc/stat))
+    local busy=$(( (b[1]+b[2]+b[3]+b[6]+b[7]+b[8]) - (a[1]+a[2]+a[3]+a[6]+a[7]+a[8]) ))
+    local all=$(( busy + (b[4]+b[5]) - (a[4]+a[5]) ))
+    (( all > 0 && busy * 100 < 8 * all )) && return 0
+  done
+}
 drop() {  # the file's pages out of the page cache
   sync
   if ! { echo 1 > /proc/sys/vm/drop_caches; } 2>/dev/null; then
     $PY -c "import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)" "$1"
   fi
 }
-scan() {  # scan NAME STORE ARGS...: one cold run, its JSON saved as OUT/NAME.json
-  local name=$1 store=$2
+scan() {  # scan NAME STORE ARGS...: one cold run per binary, the JSON saved as OUT/BIN-NAME.json
+  local name=$1 store=$2 b
   shift 2
-  drop "$store"
-  "$AGLD" scan "$store" --batch 1024 --json "$@" > "$OUT/$name.json"
+  for b in "${BINS[@]}"; do
+    idle
+    drop "$store"
+    "${BIN[$b]}" scan "$store" --batch 1024 --json "$@" > "$OUT/$b-$name.json"
+  done
 }
 
 echo "stores: zstd $((S / 1000000)) MB, none $(($(stat -c %s "${STORE[none]}") / 1000000)) MB," \
   "raw $((RAW / 1000000)) MB, $ROWS rows; $(nproc) cores; budgets S/2 S/4 S/8 of S = $S B;" \
-  "fits: $FITS B; $REPS rounds" >&2
+  "fits: $FITS B; $REPS rounds; binaries: ${BINS[*]}" >&2
 for r in $(seq "$REPS"); do
   echo "round $r/$REPS" >&2
   for s in zstd none; do
@@ -69,18 +97,30 @@ for r in $(seq "$REPS"); do
     # (a) sequential disk read speed, O_DIRECT: 4 MiB requests, and requests of a chunk's
     # stored size (one at a time: what a reader that reads chunk by chunk can get)
     for bs in 4M "${CHUNK_KB}K"; do
+      idle
       drop "$f"
       dd if="$f" of=/dev/null bs="$bs" iflag=direct 2> "$OUT/dd-$s-$bs-$r.txt"
     done
     # (b) decompression speed, page cache warm
     cat "$f" > /dev/null
-    for t in 1 2; do "$AGLD" info "$f" --verify --threads "$t" --json > "$OUT/verify-$s-t$t-$r.json"; done
+    for t in 1 2; do
+      idle
+      "$AGLD" info "$f" --verify --threads "$t" --json > "$OUT/verify-$s-t$t-$r.json"
+    done
     for d in 2 4 8; do
       m=$((S / d))
       for o in ca br; do scan "$s-S$d-$o-$r" "$f" --access "$o" --passes 1 --memory "$m"; done
       for o in rr ra; do scan "$s-S$d-$o-$r" "$f" --access "$o" --passes "$RANDOM_PASSES" --memory "$m"; done
+      if [[ $s == none ]]; then  # direct rows: past the first reads of the row indexes
+        for o in rr ra; do
+          idle
+          drop "$f"
+          "$AGLD" scan "$f" --batch 1024 --json --access "$o" --passes "$LONG_RANDOM_PASSES" \
+            --memory "$m" > "$OUT/new-$s-S$d-${o}_long-$r.json"
+        done
+      fi
     done
-    # diagnosis: ca with no background thread (the consumer's copy done inline)
+    # ca with no background thread (the consumer reads and decodes chunks itself)
     scan "$s-S2-ca_prefetch0-$r" "$f" --access ca --passes 1 --memory $((S / 2)) --prefetch 0
     # the store fits the budget: 1 pass, and FITS_PASSES passes
     scan "$s-fits-ca_p1-$r" "$f" --access ca --passes 1 --memory "$FITS"
@@ -88,12 +128,12 @@ for r in $(seq "$REPS"); do
   done
 done
 
-$PY - "$OUT" "$REPS" "$CHUNK_KB" <<'PYEOF' | tee "$DIR/scan_bench.txt"
-import glob, json, os, re, statistics, sys
-out, reps, chunk_kb = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+$PY - "$OUT" "$REPS" "$CHUNK_KB" "${BINS[*]}" <<'PYEOF' | tee "$OUT.txt"
+import json, os, re, statistics, sys
+out, reps, chunk_kb, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4].split()
 med = statistics.median
-def load(name):
-    return [json.load(open(f"{out}/{name}-{r}.json")) for r in range(1, reps + 1)]
+def load(b, name):
+    return [json.load(open(f"{out}/{b}-{name}-{r}.json")) for r in range(1, reps + 1)]
 def dd_mbs(s, bs):
     v = []
     for r in range(1, reps + 1):
@@ -101,10 +141,14 @@ def dd_mbs(s, bs):
         v.append(int(m.group(1)) / float(m.group(2)) / 1e6)
     return med(v)
 
-print(f"{'store':5} {'budget':>10} {'order':6} {'rows/s':>11} {'stored MB/s':>11} {'disk lim':>10} "
-      f"{'dec lim':>10} {'% limit':>7} {'serial':>7} {'disk':>6} {'peak RSS':>9}")
-print(f"{'':5} {'':>10} {'':6} {'median':>11} {'achieved':>11} {'rows/s':>10} {'rows/s':>10} "
-      f"{'':>7} {'% of':>7} {'/read':>6} {'MiB':>9}")
+two = len(bins) == 2
+hdr = f"{'store':5} {'budget':>10} {'order':9}"
+if two:
+    hdr += f" {'base rows/s':>12} {'new rows/s':>12} {'new/base':>8}"
+else:
+    hdr += f" {'rows/s':>12}"
+hdr += f" {'%lim 1t':>7} {'%lim 2t':>7} {'stored MB/s':>11} {'disk/read':>9} {'peak RSS MiB (' + '/'.join(bins) + ')':>22}"
+print(hdr)
 notes = []
 for s in ("zstd", "none"):
     info = json.load(open(f"{out}/info-{s}.json"))
@@ -115,58 +159,61 @@ for s in ("zstd", "none"):
                   [json.load(open(f"{out}/verify-{s}-t{t}-{r}.json")) for r in range(1, reps + 1)])
            for t in (1, 2)}
     t_disk = stored / 1e6 / disk
-    t_dec = raw / 1e6 / dec[1]           # the reader decompresses on one thread
-    limit = rows / max(t_disk, t_dec)
-    # a producer that reads a chunk, then decodes it, then reads the next: the two add up
-    serial = rows / (stored / 1e6 / disk_chunk + t_dec)
+    limit = {t: rows / max(t_disk, raw / 1e6 / dec[t]) for t in (1, 2)}
     notes.append(f"{s}: {stored / 1e6:.0f} MB stored, {raw / 1e6:.0f} MB raw, {info['chunks']} chunks; "
                  f"disk O_DIRECT {disk:.0f} MB/s (4M requests), {disk_chunk:.0f} MB/s ({chunk_kb}K requests); "
-                 f"verify {dec[1]:.0f} MB/s raw on 1 thread, {dec[2]:.0f} on 2; "
-                 f"pass limit {max(t_disk, t_dec):.2f} s = {limit / 1e6:.2f} M rows/s "
-                 f"({'disk' if t_disk > t_dec else 'decompression'}-bound); "
-                 f"read-then-decode serial bound {serial / 1e6:.2f} M rows/s")
+                 f"verify {dec[1]:.0f} MB/s raw on 1 thread, {dec[2]:.0f} on 2; pass limit "
+                 f"{limit[1] / 1e6:.2f} M rows/s with 1 decompressing thread "
+                 f"({'disk' if t_disk > raw / 1e6 / dec[1] else 'decompression'}-bound), "
+                 f"{limit[2] / 1e6:.2f} M with 2 ({'disk' if t_disk > raw / 1e6 / dec[2] else 'decompression'}-bound)")
+    def line(budget_label, label, name, pct, budget=None):
+        rates = {b: med(j["rows_per_s"] for j in load(b, name)) for b in bins}
+        js = load(bins[-1], name)
+        r = rates[bins[-1]]
+        t = f"{s:5} {budget_label:>10} {label:9}"
+        if two:
+            t += f" {rates['base']:12,.0f} {r:12,.0f} {r / rates['base']:7.2f}x"
+        else:
+            t += f" {r:12,.0f}"
+        t += (f" {100 * r / limit[1]:6.0f}% {100 * r / limit[2]:6.0f}%" if pct else f" {'-':>7} {'-':>7}")
+        t += f" {med(j['bytes_read'] / j['seconds'] for j in js) / 1e6:11.0f}"
+        t += f" {med(j['disk_read_bytes'] / max(1, j['bytes_read']) for j in js):9.2f}"
+        budget = js[0]["memory_bytes"]
+        rss = []
+        for b in bins:
+            m = max(j["peak_rss_bytes"] for j in load(b, name))
+            rss.append(f"{m / 2**20:.0f}{'' if m <= budget else ' OVER'}")
+        t += f" {' / '.join(rss):>22}"
+        print(t)
     for d in (2, 4, 8):
         for o in ("ca", "br", "rr", "ra"):
-            js = load(f"{s}-S{d}-{o}")
-            rate = med(j["rows_per_s"] for j in js)
-            secs = med(j["seconds"] for j in js)
-            mbs = med(j["bytes_read"] / j["seconds"] for j in js) / 1e6
-            dr = med(j["disk_read_bytes"] / j["bytes_read"] for j in js)
-            rss = max(j["peak_rss_bytes"] for j in js)
-            budget = js[0]["memory_bytes"]
-            pct = f"{100 * rate / limit:6.0f}%" if o in ("ca", "br") else f"{'-':>7}"
-            ser = f"{100 * rate / serial:6.0f}%" if o in ("ca", "br") else f"{'-':>7}"
-            flag = "" if rss <= budget else " OVER"
-            print(f"{s:5} {'S/%d' % d + ' %dM' % (budget >> 20):>10} {o:6} {rate:11,.0f} {mbs:11.0f} "
-                  f"{rows / t_disk:10,.0f} {rows / t_dec:10,.0f} {pct} {ser} {dr:6.2f} "
-                  f"{rss / 2**20:9.0f}{flag}")
-    js = load(f"{s}-S2-ca_prefetch0")
-    rate = med(j["rows_per_s"] for j in js)
-    print(f"{s:5} {'S/2':>10} {'ca pf0':6} {rate:11,.0f} {med(j['bytes_read'] / j['seconds'] for j in js) / 1e6:11.0f} "
-          f"{'':10} {'':10} {100 * rate / limit:6.0f}% {100 * rate / serial:6.0f}%")
-    p1, p3 = load(f"{s}-fits-ca_p1"), load(f"{s}-fits-ca_pN")
-    npass = round(p3[0]["passes"])
-    t1, t3 = med(j["seconds"] for j in p1), med(j["seconds"] for j in p3)
-    r1 = med(j["rows_per_s"] for j in p1)
-    steady = (p3[0]["rows"] - p1[0]["rows"]) / (t3 - t1) if t3 > t1 else float("inf")
-    d1, d3 = med(j["disk_read_bytes"] for j in p1), med(j["disk_read_bytes"] for j in p3)
-    budget = p1[0]["memory_bytes"]
-    rss = max(j["peak_rss_bytes"] for j in p1 + p3)
-    print(f"{s:5} {'fits %dM' % (budget >> 20):>10} {'ca p1':6} {r1:11,.0f} "
-          f"{med(j['bytes_read'] / j['seconds'] for j in p1) / 1e6:11.0f} {rows / t_disk:10,.0f} "
-          f"{rows / t_dec:10,.0f} {100 * r1 / limit:6.0f}% {100 * r1 / serial:6.0f}% {d1 / med(j['bytes_read'] for j in p1):6.2f} {rss / 2**20:9.0f}")
-    print(f"{s:5} {'fits %dM' % (budget >> 20):>10} {'ca p%d' % npass:6} {med(j['rows_per_s'] for j in p3):11,.0f} "
-          f"{'':11} {'':10} {'':10} {'':7} {'':7} {d3 / med(j['bytes_read'] for j in p3):6.2f} {rss / 2**20:9.0f}")
-    notes.append(f"{s} fits ({budget >> 20} MiB, whole_store_cached={p3[0]['whole_store_cached']}): pass 1 {t1:.2f} s, "
-                 f"{npass} passes {t3:.2f} s; passes 2-{npass}: {steady / 1e6:.1f} M rows/s = "
-                 f"{(npass - 1) * raw / (t3 - t1) / 1e9 if t3 > t1 else float('inf'):.1f} GB/s of raw bytes delivered "
-                 f"({steady / (rows / t_dec):.1f}x the decompression limit); disk read {d1 / 1e6:.0f} MB "
-                 f"in 1 pass, {d3 / 1e6:.0f} MB in {npass} (after pass 1: {(d3 - d1) / 1e6:.0f} MB)")
+            budget = load(bins[-1], f"{s}-S{d}-{o}")[0]["memory_bytes"]
+            line(f"S/{d} {budget >> 20}M", o, f"{s}-S{d}-{o}", o in ("ca", "br"))
+        if s == "none":
+            for o in ("rr", "ra"):
+                js = [json.load(open(f"{out}/new-{s}-S{d}-{o}_long-{r}.json")) for r in range(1, reps + 1)]
+                rss = max(j["peak_rss_bytes"] for j in js)
+                print(f"{s:5} {'S/%d' % d:>10} {o + ' long':9} {'' if not two else ' ' * 13}"
+                      f"{med(j['rows_per_s'] for j in js):12,.0f}   ({js[0]['rows']} rows, "
+                      f"{med(j['row_index_reads'] for j in js):.0f} row indexes read, peak RSS "
+                      f"{rss / 2**20:.0f} MiB{'' if rss <= js[0]['memory_bytes'] else ' OVER'})")
+    line("S/2", "ca pf0", f"{s}-S2-ca_prefetch0", True)
+    line(f"fits", "ca p1", f"{s}-fits-ca_p1", True)
+    p1, pn = load(bins[-1], f"{s}-fits-ca_p1"), load(bins[-1], f"{s}-fits-ca_pN")
+    npass = round(pn[0]["passes"])
+    for b in bins:
+        q1, qn = load(b, f"{s}-fits-ca_p1"), load(b, f"{s}-fits-ca_pN")
+        t1, tn = med(j["seconds"] for j in q1), med(j["seconds"] for j in qn)
+        steady = (qn[0]["rows"] - q1[0]["rows"]) / (tn - t1) if tn > t1 else float("inf")
+        d1, dn = med(j["disk_read_bytes"] for j in q1), med(j["disk_read_bytes"] for j in qn)
+        notes.append(f"{s} fits ({q1[0]['memory_bytes'] >> 20} MiB, whole_store_cached={qn[0]['whole_store_cached']}), {b}: "
+                     f"pass 1 {t1:.2f} s, {npass} passes {tn:.2f} s; passes 2-{npass}: {steady / 1e6:.1f} M rows/s; "
+                     f"disk read {d1 / 1e6:.0f} MB in 1 pass, {dn / 1e6:.0f} MB in {npass}")
 print()
-print("disk lim / dec lim: rows/s if a pass took stored bytes / O_DIRECT speed, raw bytes / 1-thread")
-print("decompression speed; % limit: of the slower of the two; serial: % of the bound of reading a")
-print("chunk (chunk-sized O_DIRECT requests) and then decoding it, one after the other; disk/read: /proc/self/io")
-print("read_bytes over the stored bytes of the chunks read; rr, ra: a fraction of a pass; ca pf0: --prefetch 0.")
+print("%lim 1t / 2t: of the pass limit, the slower of stored bytes / O_DIRECT speed and raw bytes /")
+print("decompression speed on 1 or 2 threads (rr, ra: not a pass); disk/read: /proc/self/io read_bytes")
+print("over bytes_read; rr, ra: a fraction of a pass; long: more rows, the binary under test only;")
+print("ca pf0: --prefetch 0; peak RSS: the largest of a binary's runs, OVER when above the budget.")
 for n in notes:
     print("- " + n)
 PYEOF

@@ -27,6 +27,7 @@ struct ScanArgs {
   std::string memory = "1G";
   uint64_t seed = 0;
   size_t prefetch = 4;
+  size_t decode_threads = 0;
   bool json = false;
 };
 
@@ -69,6 +70,7 @@ int run_scan(const ScanArgs& a) {
   opt.batch_size = a.batch;
   opt.seed = a.seed;
   opt.prefetch = a.prefetch;
+  opt.decode_threads = a.decode_threads;
   opt.memory = budget > baseline ? budget - baseline : 0;
   std::unique_ptr<Reader> reader;
   st = Reader::open(*store, opt, &reader);
@@ -114,6 +116,7 @@ int run_scan(const ScanArgs& a) {
     j["batch"] = a.batch;
     j["seed"] = a.seed;
     j["prefetch"] = a.prefetch;
+    j["decode_threads"] = a.decode_threads;
     j["rows"] = rows;
     j["batches"] = s.batches;
     j["passes"] = s.passes;
@@ -127,6 +130,8 @@ int run_scan(const ScanArgs& a) {
     j["cache_misses"] = s.cache_misses;
     j["bytes_read"] = s.bytes_read;
     j["bytes_decompressed"] = s.bytes_decompressed;
+    j["direct_rows"] = s.direct_rows;
+    j["row_index_reads"] = s.row_index_reads;
     j["disk_read_bytes"] = io0 && io1 ? nlohmann::json(*io1 - *io0) : nlohmann::json();
     j["wait_seconds"] = s.wait_seconds;
     j["cache_capacity_bytes"] = s.cache_capacity_bytes;
@@ -144,12 +149,17 @@ int run_scan(const ScanArgs& a) {
   auto line = [&](const char* key, const std::string& value) {
     fmt::format_to(std::back_inserter(b), "{:<10} {}\n", key, value);
   };
-  line("scan", fmt::format("{}: order {}, batches of {}, seed {}, prefetch {}", store->path(),
-                           a.access, a.batch, a.seed, a.prefetch));
+  line("scan", fmt::format("{}: order {}, batches of {}, seed {}, prefetch {}, decode threads {}",
+                           store->path(), a.access, a.batch, a.seed, a.prefetch,
+                           a.decode_threads ? std::to_string(a.decode_threads) : "auto"));
   line("rows", fmt::format("{} ({:.3g} passes, {} batches) in {:.3f} s: {:.4g} rows/s", rows,
                            s.passes, s.batches, seconds, rate));
   line("chunks", fmt::format("{} visits: {} cache hits, {} misses (decompressed)", s.chunk_visits,
                              s.cache_hits, s.cache_misses));
+  if (s.direct_rows > 0) {
+    line("direct", fmt::format("{} rows read on their own; {} chunks' row indexes read",
+                               s.direct_rows, s.row_index_reads));
+  }
   line("bytes", fmt::format("read {} from the store ({} from disk), decompressed to {}",
                             human_bytes(static_cast<double>(s.bytes_read)),
                             io0 && io1 ? human_bytes(static_cast<double>(*io1 - *io0)) : "?",
@@ -189,6 +199,9 @@ void add_scan(Cli& cli) {
   c->add_option("--seed", a->seed, "seed of the access order")->default_val(0);
   c->add_option("--prefetch", a->prefetch, "chunk visits prepared ahead (0: no thread)")
       ->default_val(4);
+  c->add_option("--decode-threads", a->decode_threads,
+                "threads decompressing chunks, with --prefetch > 0 (0: one per core, at most 4)")
+      ->default_val(0);
   c->add_flag("--json", a->json, "print JSON");
   c->callback([&cli, a] { cli.exit_code = run_scan(*a); });
 }

@@ -45,19 +45,26 @@ struct ReaderStats {
   uint64_t rows = 0;                  // rows delivered
   uint64_t batches = 0;               // batches delivered
   double passes = 0;                  // rows / rows in the store
-  uint64_t chunk_visits = 0;          // runs of consecutive rows in one chunk
+  uint64_t chunk_visits = 0;          // runs of consecutive rows in one chunk (read whole)
   uint64_t cache_hits = 0;            // visits whose chunk was in the cache
   uint64_t cache_misses = 0;          // visits that had to read and decompress the chunk
   uint64_t chunks_decompressed = 0;   // = cache_misses
-  uint64_t bytes_read = 0;            // stored bytes of the chunks read from the file
-  uint64_t bytes_decompressed = 0;    // raw bytes of those chunks
+  uint64_t bytes_read = 0;            // stored bytes read from the file: whole chunks, and
+                                      // the pages of rows read on their own (direct_rows)
+  uint64_t bytes_decompressed = 0;    // raw bytes of the chunks read whole
   double wait_seconds = 0;            // time next() spent waiting for data (gauge)
   uint64_t cache_capacity_bytes = 0;  // the cache's part of the share
-  uint64_t cache_bytes = 0;           // decoded chunks in the cache now
+  uint64_t cache_bytes = 0;           // decoded chunks in the cache now (with direct rows:
+                                      // the chunks' row indexes, which use the cache's part)
   uint64_t cache_peak_bytes = 0;      // at most cache_capacity_bytes
   uint64_t decoded_peak_bytes = 0;    // decoded chunks alive at once: cache + ring (gauge)
   uint64_t batch_bytes = 0;           // the batch buffers' capacity
   bool whole_store_cached = false;    // every chunk fits the cache: later passes read nothing
+  // rr and ra on a codec-none store larger than the cache read each row on its own (its
+  // label, indices and values) instead of its whole chunk; such rows are not chunk visits.
+  uint64_t direct_rows = 0;      // rows read on their own
+  uint64_t row_index_reads = 0;  // chunks' row indexes read (row lengths, value bitmap)
+                                 // to locate direct rows (the others were in memory)
 };
 
 struct ReaderOptions {
@@ -70,6 +77,12 @@ struct ReaderOptions {
   // How many chunk visits the background thread may prepare ahead of the consumer; 0 runs
   // no thread (the consumer reads chunks itself). Does not change what is read.
   size_t prefetch = 4;
+  // Threads decompressing chunks, with prefetch > 0 (0: one per core, at most 4). Does not
+  // change what is read.
+  size_t decode_threads = 0;
+  // rr and ra on a codec-none store larger than the cache: read each row on its own rather
+  // than its whole chunk (docs/readers.md). Off: every row's chunk is read and decoded.
+  bool direct_rows = true;
 };
 
 // A registered access order.

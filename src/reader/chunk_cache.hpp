@@ -1,28 +1,49 @@
-// A cache of decoded chunks, least recently used first out, bounded by bytes. Used by one
-// thread at a time (the reader's producer); entries are shared with the batches' consumer,
-// which may keep an evicted chunk alive until it has gathered its rows.
+// A cache of chunk-sized things by chunk number (decoded chunks; with direct rows, row
+// indexes), least recently used first out, bounded by bytes. Used by one thread at a time
+// (the reader's producer); entries are shared with others (the consumer, decode threads),
+// which may keep an evicted entry alive until they are done with it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <vector>
 
-#include "agld/store.hpp"
-
 namespace agld::reader {
 
+template <typename T>
 class ChunkCache {
  public:
-  ChunkCache(size_t chunk_count, uint64_t capacity_bytes);
+  ChunkCache(size_t chunk_count, uint64_t capacity_bytes)
+      : where_(chunk_count, lru_.end()), capacity_(capacity_bytes) {}
 
-  // The chunk, marked most recently used; null when absent.
-  std::shared_ptr<const DecodedChunk> find(size_t k);
-  // Adds chunk k (bytes of memory), evicting least recently used chunks until the cache
-  // holds at most its capacity; appends the evicted chunk numbers to *evicted. A chunk
-  // larger than the whole capacity is not kept.
-  void insert(size_t k, std::shared_ptr<const DecodedChunk> chunk, uint64_t bytes,
-              std::vector<size_t>* evicted);
+  // The entry, marked most recently used; null when absent.
+  std::shared_ptr<T> find(size_t k) {
+    auto it = where_[k];
+    if (it == lru_.end()) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it);
+    return it->value;
+  }
+  // Whether chunk k's entry is there (its place in the order unchanged).
+  bool contains(size_t k) const { return where_[k] != lru_.end(); }
+  // Adds chunk k's entry (bytes of memory), evicting least recently used entries until the
+  // cache holds at most its capacity; appends the evicted chunk numbers to *evicted. An
+  // entry larger than the whole capacity is not kept.
+  void insert(size_t k, std::shared_ptr<T> value, uint64_t bytes, std::vector<size_t>* evicted) {
+    if (where_[k] != lru_.end() || bytes > capacity_) return;
+    while (!lru_.empty() && bytes_ + bytes > capacity_) {
+      Entry& last = lru_.back();
+      bytes_ -= last.bytes;
+      where_[last.k] = lru_.end();
+      evicted->push_back(last.k);
+      lru_.pop_back();
+    }
+    lru_.push_front(Entry{k, bytes, std::move(value)});
+    where_[k] = lru_.begin();
+    bytes_ += bytes;
+    peak_ = std::max(peak_, bytes_);
+  }
 
   uint64_t capacity() const { return capacity_; }
   uint64_t bytes() const { return bytes_; }
@@ -32,10 +53,10 @@ class ChunkCache {
   struct Entry {
     size_t k;
     uint64_t bytes;
-    std::shared_ptr<const DecodedChunk> chunk;
+    std::shared_ptr<T> value;
   };
-  std::list<Entry> lru_;                           // most recently used first
-  std::vector<std::list<Entry>::iterator> where_;  // by chunk; lru_.end() when absent
+  std::list<Entry> lru_;                                    // most recently used first
+  std::vector<typename std::list<Entry>::iterator> where_;  // by chunk; lru_.end() when absent
   uint64_t capacity_;
   uint64_t bytes_ = 0;
   uint64_t peak_ = 0;

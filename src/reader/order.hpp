@@ -37,6 +37,9 @@ struct OrderInfo {
   std::string_view name;
   std::string_view summary;
   OrderFactory make;
+  // Consecutive rows of the sequence are (nearly always) in different chunks: out of core,
+  // reading each row on its own beats reading its chunk (docs/readers.md, direct rows).
+  bool random_rows = false;
 };
 
 std::span<const OrderInfo> registered_orders();

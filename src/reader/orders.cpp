@@ -13,11 +13,12 @@ std::unique_ptr<OrderCursor> make_br_order(const Store& store, uint64_t seed);
 namespace {
 
 constexpr OrderInfo kOrders[] = {
-    {"ca", "cyclic: stored order, wrapping around", make_ca_order},
-    {"rr", "random reshuffling: a fresh random permutation of all rows each pass", make_rr_order},
-    {"ra", "random access: rows uniform with replacement", make_ra_order},
+    {"ca", "cyclic: stored order, wrapping around", make_ca_order, false},
+    {"rr", "random reshuffling: a fresh random permutation of all rows each pass", make_rr_order,
+     true},
+    {"ra", "random access: rows uniform with replacement", make_ra_order, true},
     {"br", "block reshuffling: chunks in a fresh random order each pass, rows shuffled inside",
-     make_br_order},
+     make_br_order, false},
 };
 
 }  // namespace

@@ -1,16 +1,29 @@
 // The reader: an order's cursor walked by a producer (on a background thread, or inline
-// with prefetch 0) that decodes the chunks it needs through a byte-bounded cache and
-// hands "slots" of rows through a bounded ring to the consumer, which gathers batches.
+// with prefetch 0) that looks the chunks it needs up in a byte-bounded cache, hands the
+// chunks it must read to decode threads (or decodes them itself, with prefetch 0), and
+// hands "slots" of rows through a bounded ring to the consumer, which waits for each
+// chunk where it first needs it and gathers batches. With direct rows (rr, ra on a
+// codec-none store that does not fit), the producer reads each row on its own instead
+// (reader/row_reader.hpp): slots then carry the rows themselves, and the cache holds the
+// chunks' row indexes.
+//
+// Determinism: the producer alone decides, in the order of the sequence, which visits hit
+// the cache and which read their chunk, and what the cache evicts; decode threads only fill
+// in chunks already placed. So every statistic is a function of the sequence, and a chunk
+// that fails to decode fails at the consumer, after every row before it.
 //
 // Memory (docs/readers.md): every decoded chunk is counted from its decode to its last
-// release. Live decoded bytes are the cache (<= its capacity) plus chunks pinned by slots
-// not yet consumed but already evicted. A slot holds at most one chunk read from the file,
-// so at most (prefetch + 2) slots are unconsumed (ring, the consumer's, the producer's);
-// each such read evicts at most two chunks' worth of bytes, hence the ring reserve of
-// 2 (prefetch + 2) chunks.
+// release. Live decoded bytes are the cache (<= its capacity, which counts a chunk from the
+// moment it is placed, decoded or not) plus chunks pinned by slots not yet consumed but
+// already evicted. A slot holds at most one chunk read from the file, so at most
+// (prefetch + 2) slots are unconsumed (ring, the consumer's, the producer's); each such read
+// evicts at most two chunks' worth of bytes, hence the ring reserve of 2 (prefetch + 2)
+// chunks. A chunk being read belongs to an unconsumed slot (the consumer cannot pass it
+// before it is decoded), so at most (prefetch + 2) chunks are read at once. Out of core,
+// decoded chunks' buffers are reused (ChunkMemory), so that reading allocates nothing once
+// the cache has filled.
 #include "agld/reader.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,135 +31,544 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 
 #include "reader/chunk_cache.hpp"
 #include "reader/order.hpp"
+#include "reader/row_reader.hpp"
 
 namespace agld {
 namespace {
 
-using reader::ChunkCache;
+using reader::DirectRows;
 using reader::OrderCursor;
+using reader::RowIndex;
+using reader::RowReader;
 using reader::RowRef;
+using reader::RowSpan;
 
 constexpr size_t kSlotRows = 8192;         // a slot closes at this many rows ...
 constexpr uint64_t kPageSlack = 64 << 10;  // pages either side of a chunk, when rounding
 constexpr uint64_t kDropMargin = 2 << 20;  // dropped either side of a chunk read
-constexpr size_t kLookAheadRows = 1 << 20;  // how far ahead the plan is searched for the next chunk
+constexpr size_t kPlanKeep = 8192;         // rows of the plan consumed before they are erased
+constexpr size_t kMaxDecodeThreads = 4;    // the default's cap
+// Direct rows (rows read on their own): a slot holds at most kDirectSlotRows rows and
+// kDirectSlotNnz entries, or one longer row; the rows after the consumer's are located and
+// asked for up to kRowsAhead rows or row_ahead_bytes() of pages, so that the disk has many
+// small reads to serve at once.
+constexpr size_t kDirectSlotRows = 256;
+constexpr size_t kDirectSlotNnz = 16384;
+constexpr size_t kRowsAhead = 128;
 
-// Bytes Store::read_chunk allocates for chunk c.
+// Bytes of pages asked for ahead of the consumer's row: 1 MiB, less for a small share.
+uint64_t row_ahead_bytes(const ReaderOptions& o) {
+  return std::clamp<uint64_t>(o.memory / 32, 64 << 10, 1 << 20);
+}
+
+// How far ahead the plan is searched for the next chunk to ask for: beyond the rows of one
+// chunk (ca, br), or a cursor's block (rr, ra), it is not worth it.
+size_t look_ahead_rows(const Store& store) {
+  size_t rows = 4096;
+  for (size_t k = 0; k < store.chunk_count(); ++k)
+    rows = std::max<size_t>(rows, store.chunk(k).row_count);
+  return 2 * rows;
+}
+
+// Words of DecodedChunk's raw array for chunk c (Store::read_chunk): the raw chunk, and the
+// dense values rebuilt after it when they are stored sparse.
+uint64_t chunk_words(const ChunkInfo& c) {
+  return (uint64_t{c.raw_size} + 7) / 8 +
+         ((c.flags & kChunkSparseValues) ? (uint64_t{c.nnz} + 1) / 2 : 0);
+}
+
+// Bytes Store::read_chunk allocates for chunk c (into a fresh DecodedChunk).
 uint64_t decoded_bytes(const ChunkInfo& c) {
-  const uint64_t raw_words = (uint64_t{c.raw_size} + 7) / 8;
-  const uint64_t dense = (c.flags & kChunkSparseValues) ? (uint64_t{c.nnz} + 1) / 2 : 0;
-  return 8 * (raw_words + dense) + 4 * (uint64_t{c.row_count} + 1);
+  return 8 * chunk_words(c) + 4 * (uint64_t{c.row_count} + 1);
+}
+
+// The chunk of the store with the most raw words (the most rows among those).
+size_t largest_chunk(const Store& store) {
+  size_t best = 0;
+  for (size_t k = 1; k < store.chunk_count(); ++k) {
+    const ChunkInfo &c = store.chunk(k), &b = store.chunk(best);
+    if (chunk_words(c) > chunk_words(b) ||
+        (chunk_words(c) == chunk_words(b) && c.row_count > b.row_count)) {
+      best = k;
+    }
+  }
+  return best;
+}
+
+// The most memory a decoded chunk of this store can hold out of core: a buffer copied from
+// the template (ChunkMemory), whose row offsets may have grown to twice the most rows.
+uint64_t max_decoded_bytes(const Store& store) {
+  uint64_t words = 0, rows = 0;
+  for (size_t k = 0; k < store.chunk_count(); ++k) {
+    words = std::max(words, chunk_words(store.chunk(k)));
+    rows = std::max<uint64_t>(rows, store.chunk(k).row_count);
+  }
+  return 8 * words + 8 * (rows + 1);
+}
+
+// Decode threads for these options: none inline (prefetch 0); more than one per chunk
+// that can be in flight would idle.
+size_t decode_threads(const ReaderOptions& o) {
+  if (o.prefetch == 0) return 0;
+  size_t n = o.decode_threads;
+  if (n == 0) n = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxDecodeThreads);
+  return std::min(n, o.prefetch + 2);
 }
 
 struct Reserve {
   uint64_t ring = 0;   // decoded chunks outside the cache
-  uint64_t file = 0;   // the store's pages of the chunk being read
+  uint64_t file = 0;   // the store's pages of the chunks being read
   uint64_t batch = 0;  // batch buffers, slots, the cursor's block
   uint64_t total() const { return ring + file + batch; }
 };
 
+// Buffers of decoded chunks kept for reuse (ChunkMemory): what evictions give back is taken
+// at once by the chunk placed, so these hold the buffers of evicted chunks the consumer
+// still held, one per decode thread (or for the producer) and one more.
+size_t kept_buffers(const ReaderOptions& o) { return std::max<size_t>(decode_threads(o), 1) + 1; }
+
 Reserve reserve_for(const Store& store, const ReaderOptions& o) {
-  uint64_t max_decoded = 0, max_stored = 0;
+  uint64_t max_stored = 0, max_nnz = 0;
   for (size_t k = 0; k < store.chunk_count(); ++k) {
-    max_decoded = std::max(max_decoded, decoded_bytes(store.chunk(k)));
     max_stored = std::max<uint64_t>(max_stored, store.chunk(k).stored_size);
+    max_nnz = std::max<uint64_t>(max_nnz, store.chunk(k).nnz);
   }
+  const uint64_t max_decoded = max_decoded_bytes(store);
   const StoreMeta& m = store.meta();
   const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
   Reserve r;
-  // Two chunks per unconsumed slot (the header comment), and one for what the allocator
-  // holds between a chunk freed and the next of another size (measured: about one chunk).
-  r.ring = (2 * (o.prefetch + 2) + 1) * max_decoded;
-  r.file = 2 * max_stored + 4 * kPageSlack;  // the chunk being read and the one asked for next
-  r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +   // batch buffers
-            (o.prefetch + 2) * kSlotRows * 4 + 8 * 8192;  // slots, the cursor's block
+  // Two chunks per unconsumed slot (the header comment), one for what the allocator holds
+  // between a chunk freed and the next of another size (measured: about one chunk), the
+  // buffers kept for reuse and the template. Each decoding thread also holds a zstd context
+  // and a scratch copy of the index column (Store::read_chunk).
+  const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
+  r.ring = (2 * (o.prefetch + 2) + 2 + kept_buffers(o)) * max_decoded +
+           threads * (4 * max_nnz + (256 << 10));
+  // The chunks asked for and not yet dropped: one per unconsumed slot, and the next chunk of
+  // the plan; each with the pages either side that a fault maps around itself.
+  r.file = (o.prefetch + 3) * (max_stored + 2 * kPageSlack) + 2 * kPageSlack;
+  r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +        // batch buffers
+            (o.prefetch + 2) * kSlotRows * 4 +                 // slots
+            2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
   return r;
 }
 
-// A decoded chunk that counts itself in the reader's live bytes while it exists.
-struct Accounting {
-  std::atomic<uint64_t> live{0};
-  std::atomic<uint64_t> peak{0};
+// A row planned ahead of the consumer: where it is, what locating it cost.
+struct Planned {
+  RowRef ref;
+  RowSpan span;
+  Status status;            // a failure to read its chunk's row index
+  bool index_read = false;  // its chunk's row index was read for it
+  uint64_t bytes = 0;       // bytes read for it (whole pages)
+  uint64_t asked = 0;       // bytes of its pages asked for
+};
+
+// The reserve when rows are read on their own (no decoded chunks): the rows in the slots
+// not yet consumed, and one row longer than a slot holds; the row index being read and the
+// rows planned ahead; the pages asked for: of rows, up to row_ahead_bytes() plus the last
+// row asked for (twice: a fault maps pages around itself), and of row indexes, up to
+// row_ahead_bytes() plus the last one asked for.
+Reserve reserve_direct(const Store& store, const ReaderOptions& o) {
+  uint64_t max_nnz = 0;
+  for (size_t k = 0; k < store.chunk_count(); ++k) {
+    max_nnz = std::max<uint64_t>(max_nnz, store.chunk(k).nnz);
+  }
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const StoreMeta& m = store.meta();
+  const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
+  Reserve r;
+  const uint64_t ahead = row_ahead_bytes(o);
+  r.ring = (o.prefetch + 2) * (24 * kDirectSlotRows + 8 + 8 * kDirectSlotNnz) + 8 * max_nnz +
+           RowReader::max_index_bytes(store) + kRowsAhead * sizeof(Planned) +
+           4 * (ahead / 4 + max_nnz);  // the positions of the stored values of the rows ahead
+  r.file = 2 * (ahead + 8 * max_nnz + 3 * page) +                // rows asked for
+           ahead + 2 * RowReader::max_index_read_bytes(store) +  // row indexes asked for
+           4 * kPageSlack;
+  r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +        // batch buffers
+            (o.prefetch + 2) * kDirectSlotRows * 4 +           // slots
+            2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
+  return r;
+}
+
+// Whether every decoded chunk fits a cache of this capacity.
+bool whole_store_fits(const Store& store, uint64_t capacity) {
+  uint64_t total = 0;
+  for (size_t k = 0; k < store.chunk_count(); ++k) total += decoded_bytes(store.chunk(k));
+  return total <= capacity;
+}
+
+// The memory of decoded chunks: what is alive (counted from decode to last release, with
+// the buffers kept for reuse), and the buffers of chunks no longer used, kept for the next
+// reads. Out of core, a new buffer is a copy of a template, a chunk of the store's largest
+// shape decoded when the reader opens: Store::read_chunk grows a buffer (by doubling) only
+// when a chunk does not fit, so such a buffer holds any chunk of the store without growing
+// (but its row offsets, which may reach twice the most rows of a chunk). Once the cache has
+// filled, reading a chunk then allocates nothing: no page faults and zeroing of fresh
+// memory, and no allocator slack between chunks of slightly different sizes allocated by
+// one thread and freed by another (measured with two decode threads and no reuse: peak RSS
+// 204-210 MiB for a 178 MiB budget). Shared by the producer, the decode threads and the
+// consumer: whichever lets go of a chunk last gives its buffer back.
+class ChunkMemory {
+ public:
+  struct Buffer {
+    DecodedChunk chunk;
+    uint64_t words = 0;  // the raw words it holds without growing
+    uint64_t bytes = 0;  // counted in live
+  };
+
+  explicit ChunkMemory(size_t keep) : keep_(keep) {}
+
+  void set_template(DecodedChunk chunk, uint64_t words) {
+    template_ = std::move(chunk);
+    template_words_ = words;
+    add(template_.memory_bytes());
+  }
+
+  // A kept buffer that holds chunk c without growing (the smallest), or null. Called by the
+  // producer when it places a chunk, just after the cache has evicted (and so given back)
+  // what the chunk replaces: buffers then go round without the allocator, however far the
+  // producer runs ahead of the decode threads.
+  std::unique_ptr<Buffer> take_kept(const ChunkInfo& c) {
+    const uint64_t words = chunk_words(c);
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t best = kept_.size();
+    for (size_t i = 0; i < kept_.size(); ++i) {
+      if (kept_[i]->words >= words &&
+          (best == kept_.size() || kept_[i]->words < kept_[best]->words)) {
+        best = i;
+      }
+    }
+    if (best == kept_.size()) return nullptr;
+    std::unique_ptr<Buffer> b = std::move(kept_[best]);
+    kept_[best] = std::move(kept_.back());
+    kept_.pop_back();
+    return b;  // still counted, until decoded into
+  }
+
+  // A new buffer for chunk c: a copy of the template (when it holds c), else empty.
+  std::unique_ptr<Buffer> make(const ChunkInfo& c) {
+    auto b = std::make_unique<Buffer>();
+    if (template_words_ >= chunk_words(c)) {
+      b->chunk = template_;  // copied to vectors of exactly the template's sizes
+      b->words = template_words_;
+    }
+    return b;
+  }
+
+  // Counts a buffer just decoded into (chunk c, or null when the decode failed).
+  void decoded(Buffer* b, const ChunkInfo* c) {
+    const uint64_t bytes = b->chunk.memory_bytes();
+    if (bytes >= b->bytes) {
+      add(bytes - b->bytes);
+    } else {
+      sub(b->bytes - bytes);
+    }
+    b->bytes = bytes;
+    if (c) b->words = std::max(b->words, chunk_words(*c));
+  }
+
+  // Keeps a buffer no longer used, or frees it (or a smaller kept one) when keep_ are kept.
+  void give(std::unique_ptr<Buffer> b) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (kept_.size() < keep_ && b->words > 0) {
+      kept_.push_back(std::move(b));
+      return;
+    }
+    auto smallest = std::min_element(kept_.begin(), kept_.end(), [](const auto& x, const auto& y) {
+      return x->words < y->words;
+    });
+    if (smallest != kept_.end() && (*smallest)->words < b->words) std::swap(*smallest, b);
+    sub(b->bytes);
+  }
+
+  uint64_t peak() const { return peak_.load(); }
+
+ private:
   void add(uint64_t b) {
-    const uint64_t now = live.fetch_add(b) + b;
-    uint64_t p = peak.load();
-    while (now > p && !peak.compare_exchange_weak(p, now)) {
+    const uint64_t now = live_.fetch_add(b) + b;
+    uint64_t p = peak_.load();
+    while (now > p && !peak_.compare_exchange_weak(p, now)) {
     }
   }
+  void sub(uint64_t b) { live_.fetch_sub(b); }
+
+  const size_t keep_;
+  DecodedChunk template_;  // set before any take(), then only copied
+  uint64_t template_words_ = 0;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Buffer>> kept_;
+  std::atomic<uint64_t> live_{0};
+  std::atomic<uint64_t> peak_{0};
 };
-struct CountedChunk {
-  DecodedChunk chunk;
-  uint64_t bytes = 0;
-  std::shared_ptr<Accounting> acct;
-  ~CountedChunk() {
-    if (acct) acct->live.fetch_sub(bytes);
+
+// A chunk placed by the producer: decoded by a decode thread (or the producer), then read by
+// the consumer, which waits for it. Gives its buffer back when the last user lets go.
+struct ChunkBox {
+  enum : int { kPending = 0, kReady = 1, kFailed = 2 };
+  uint32_t k = 0;
+  std::unique_ptr<ChunkMemory::Buffer> buffer;  // set by the decoding thread
+  Status status;                                // written before state leaves kPending
+  std::atomic<int> state{kPending};
+  std::shared_ptr<ChunkMemory> memory;
+
+  ~ChunkBox() {
+    if (buffer) memory->give(std::move(buffer));
+  }
+  const DecodedChunk& chunk() const { return buffer->chunk; }
+  bool done() const { return state.load(std::memory_order_acquire) != kPending; }
+  void wait() const {
+    for (int s; (s = state.load(std::memory_order_acquire)) == kPending;) state.wait(s);
+  }
+  void finish(Status st) {
+    status = std::move(st);
+    state.store(status.is_ok() ? kReady : kFailed, std::memory_order_release);
+    state.notify_all();
   }
 };
 
 struct Segment {
-  std::shared_ptr<const DecodedChunk> chunk;
-  size_t end = 0;  // the segment's rows are slot.rows[previous end, end)
+  std::shared_ptr<ChunkBox> chunk;  // null: rows read on their own, in the slot's direct rows
+  size_t end = 0;                   // the segment's rows are slot.rows[previous end, end)
 };
 
 // Rows handed from the producer to the consumer, with what producing them cost.
 struct Slot {
-  std::vector<uint32_t> rows;  // rows within their chunks
+  std::vector<uint32_t> rows;  // rows within their chunks (direct rows: within `direct`)
   std::vector<Segment> segments;
-  Status status;  // a failure ends the stream: delivered after the rows before it
+  DirectRows direct;
+  bool oversized = false;  // holds a row longer than kDirectSlotNnz
+  Status status;           // a failure ends the stream: delivered after the rows before it
   uint64_t visits = 0, hits = 0, misses = 0, bytes_read = 0, bytes_decompressed = 0;
+  uint64_t direct_rows = 0, index_reads = 0;
   uint64_t cache_bytes = 0, cache_peak = 0;
   void clear() {
     rows.clear();
     segments.clear();
+    direct.clear();
+    oversized = false;
     status = Status::ok();
     visits = hits = misses = bytes_read = bytes_decompressed = 0;
+    direct_rows = index_reads = 0;
   }
+};
+
+// The order's sequence from the current row on, fetched from the cursor as needed.
+class Plan {
+ public:
+  explicit Plan(std::unique_ptr<OrderCursor> cursor) : cursor_(std::move(cursor)) {}
+  // The row i places after the current one (0: the current row).
+  RowRef ahead(size_t i) {
+    while (head_ + i >= rows_.size()) {
+      if (head_ >= kPlanKeep && 2 * head_ >= rows_.size()) {  // what was consumed goes
+        rows_.erase(rows_.begin(), rows_.begin() + static_cast<std::ptrdiff_t>(head_));
+        head_ = 0;
+      }
+      cursor_->next(&rows_);
+    }
+    return rows_[head_ + i];
+  }
+  void pop() { ++head_; }
+
+ private:
+  std::unique_ptr<OrderCursor> cursor_;
+  std::vector<RowRef> rows_;
+  size_t head_ = 0;
+};
+
+// The store's pages asked for (will_need) and not yet dropped, shared by the producer,
+// which asks for a chunk when it places it, and the decode threads, which drop it once
+// decoded. A drop takes a margin either side of the chunk: the kernel maps the neighbours
+// of a faulting page that are in the page cache (fault-around) and caches in folios of up
+// to 2 MiB, so pages of chunks either side get mapped while one is read, and a drop of its
+// range alone would leave them (measured: ~10 MiB of stray mapped pages on a 100 MiB
+// store). The margin spares the pages of every chunk still asked for, so that two threads
+// reading neighbouring chunks do not drop each other's pages.
+class IoWindow {
+ public:
+  explicit IoWindow(const ReadableFile& file)
+      : file_(file), page_(static_cast<uint64_t>(::sysconf(_SC_PAGESIZE))) {}
+
+  void ask(const ChunkInfo& c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.push_back({c.offset, c.offset + c.stored_size});
+    file_.will_need(c.offset, c.stored_size);  // exactly its pages, no read-around
+  }
+
+  void done(const ChunkInfo& c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Range me{c.offset, c.offset + c.stored_size};
+    auto it = std::find(live_.begin(), live_.end(), me);
+    if (it != live_.end()) {
+      *it = live_.back();
+      live_.pop_back();
+    }
+    const uint64_t lo = floor(me.begin > kDropMargin ? me.begin - kDropMargin : 0);
+    const uint64_t hi = ceil(me.end + kDropMargin);
+    keep_.clear();
+    for (const Range& r : live_) {
+      if (r.begin < hi && r.end > lo) keep_.push_back({floor(r.begin), ceil(r.end)});
+    }
+    std::sort(keep_.begin(), keep_.end(),
+              [](const Range& a, const Range& b) { return a.begin < b.begin; });
+    uint64_t at = lo;
+    for (const Range& r : keep_) {
+      if (r.begin > at) file_.drop_cache(at, r.begin - at);
+      at = std::max(at, r.end);
+    }
+    if (at < hi) file_.drop_cache(at, hi - at);
+  }
+
+ private:
+  struct Range {
+    uint64_t begin, end;
+    bool operator==(const Range&) const = default;
+  };
+  uint64_t floor(uint64_t x) const { return x / page_ * page_; }
+  uint64_t ceil(uint64_t x) const { return (x + page_ - 1) / page_ * page_; }
+
+  const ReadableFile& file_;
+  const uint64_t page_;
+  std::mutex mu_;
+  std::vector<Range> live_;  // asked for, not yet dropped (a chunk may be there twice)
+  std::vector<Range> keep_;
+};
+
+// Threads that decode the chunks placed by the producer, first placed first.
+class DecodePool {
+ public:
+  DecodePool(size_t threads, std::function<void(ChunkBox*)> decode) : decode_(std::move(decode)) {
+    for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+  }
+  ~DecodePool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  void submit(std::shared_ptr<ChunkBox> box) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs_.push_back(std::move(box));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      std::shared_ptr<ChunkBox> box;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        if (stop_) return;  // the reader is going: nobody waits for the rest
+        box = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      decode_(box.get());
+    }
+  }
+
+  std::function<void(ChunkBox*)> decode_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<ChunkBox>> jobs_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// How a reader reads, decided when it opens.
+struct Setup {
+  uint64_t capacity = 0;  // the cache's part of the share (direct rows: for row indexes)
+  bool fits = false;      // every decoded chunk fits the cache
+  bool direct = false;    // rows read on their own (rr, ra; codec none; out of core)
+  size_t threads = 0;     // decode threads
 };
 
 // Walks the order's sequence and fills slots. Used by one thread at a time.
 class Producer {
  public:
-  Producer(const Store& store, std::unique_ptr<OrderCursor> cursor, uint64_t cache_capacity,
-           std::shared_ptr<Accounting> acct)
+  Producer(const Store& store, std::unique_ptr<OrderCursor> cursor, const Setup& setup,
+           std::shared_ptr<ChunkMemory> memory, uint64_t ahead_cap)
       : store_(store),
-        cursor_(std::move(cursor)),
-        cache_(store.chunk_count(), cache_capacity),
-        acct_(std::move(acct)) {}
+        plan_(std::move(cursor)),
+        io_(store.file()),
+        cache_(store.chunk_count(), setup.direct ? 0 : setup.capacity),
+        memory_(std::move(memory)),
+        look_ahead_(look_ahead_rows(store)),
+        // In the cache a chunk counts for what it was decoded into: out of core, a reused
+        // buffer, which may have held a larger chunk; when the store fits, nothing is
+        // evicted, so every chunk has a fresh buffer of its own size.
+        charge_max_(setup.fits ? 0 : max_decoded_bytes(store)),
+        direct_(setup.direct),
+        rows_(store),
+        index_cache_(store.chunk_count(), setup.direct ? setup.capacity : 0),
+        ahead_cap_(ahead_cap) {
+    // Out of core, the reader asks for exactly the pages it reads (will_need) and drops them
+    // once read; the kernel's own read-ahead would bring in neighbours that, arriving late
+    // on a busy disk, stay in the page cache past the drop and break the budget. What it
+    // brought in before (Store::open's reads of the header and the footer read megabytes
+    // around them: 8 MiB of read-ahead on the development VM) is dropped now: otherwise a
+    // fault near those pages maps them around itself, where no drop of the reader's reaches.
+    if (!setup.fits) {
+      store.file().advise_random();
+      store.file().drop_cache(0, store.file_size());
+    }
+    if (direct_) {
+      ahead_.resize(kRowsAhead);
+      index_hinted_.assign(store.chunk_count(), 0);
+      return;  // no chunk is decoded
+    }
+    if (charge_max_) {  // out of core: buffers are copies of a template, and reused
+      const size_t k = largest_chunk(store);
+      DecodedChunk t;
+      io_.ask(store.chunk(k));
+      const Status st = store.read_chunk(k, &t);
+      io_.done(store.chunk(k));
+      // Should it fail, buffers are allocated for each chunk (the failure itself is met
+      // where the order first visits the chunk).
+      if (st.is_ok()) memory_->set_template(std::move(t), chunk_words(store.chunk(k)));
+    }
+    if (setup.threads > 0) {
+      pool_ = std::make_unique<DecodePool>(setup.threads, [this](ChunkBox* b) { decode(b); });
+    }
+  }
+
+  uint64_t cache_capacity() const { return direct_ ? index_cache_.capacity() : cache_.capacity(); }
+
+  // Direct rows: the consumer has let go of the slot with a row longer than a slot holds.
+  void release_oversized() {
+    oversized_busy_.store(false);
+    oversized_busy_.notify_all();
+  }
+  // The reader is going: a wait for the consumer ends.
+  void stop() {
+    stopping_.store(true);
+    release_oversized();
+  }
 
   // The next rows: up to kSlotRows, and no further than the first chunk read from the file.
   void fill(Slot* slot) {
+    if (direct_) return fill_direct(slot);
     slot->clear();
-    if (!failed_.is_ok()) {
-      slot->status = failed_;
-      return;
-    }
     bool read_one = false;
     while (slot->rows.size() < kSlotRows) {
-      if (at_ == pending_.size()) {
-        pending_.clear();
-        at_ = 0;
-        cursor_->next(&pending_);
-      }
-      const RowRef r = pending_[at_];
+      const RowRef r = plan_.ahead(0);
       if (!current_ || r.chunk != current_k_) {
         if (read_one) break;
-        std::shared_ptr<const DecodedChunk> c = cache_.find(r.chunk);
+        std::shared_ptr<ChunkBox> c = cache_.find(r.chunk);
         ++slot->visits;
         if (c) {
           ++slot->hits;
         } else {
-          Status st = read(r.chunk, slot, &c);
-          if (!st.is_ok()) {
-            failed_ = st;
-            current_.reset();
-            if (slot->rows.empty()) slot->status = st;  // else: delivered by the next slot
-            break;
-          }
+          c = start_read(r.chunk, slot);
           read_one = true;
         }
         if (!slot->segments.empty()) slot->segments.back().end = slot->rows.size();
@@ -157,95 +579,215 @@ class Producer {
         slot->segments.push_back(Segment{current_, 0});
       }
       slot->rows.push_back(r.row);
-      ++at_;
+      plan_.pop();
     }
     if (!slot->segments.empty()) slot->segments.back().end = slot->rows.size();
     slot->cache_bytes = cache_.bytes();
     slot->cache_peak = cache_.peak_bytes();
   }
 
-  uint64_t cache_capacity() const { return cache_.capacity(); }
+  // Direct rows: up to kDirectSlotRows rows and kDirectSlotNnz entries (or one longer row),
+  // each read on its own.
+  void fill_direct(Slot* slot) {
+    slot->clear();
+    if (!failed_.is_ok()) {
+      slot->status = failed_;
+      return;
+    }
+    DirectRows& d = slot->direct;
+    d.reserve(kDirectSlotRows, kDirectSlotNnz);
+    while (d.size() < kDirectSlotRows) {
+      plan_rows();
+      Planned& p = ahead_[ahead_head_];
+      if (p.status.is_ok()) {
+        const uint32_t n = p.span.nnz;
+        if (d.size() > 0 && d.nnz() + n > kDirectSlotNnz) break;
+        if (n > kDirectSlotNnz) {  // alone in its slot, and one such slot unconsumed at a time
+          for (bool busy; (busy = oversized_busy_.load()) && !stopping_.load();) {
+            oversized_busy_.wait(busy);
+          }
+          if (stopping_.load()) return;
+          oversized_busy_.store(true);
+          slot->oversized = true;
+        }
+        p.status = rows_.read(p.ref.chunk, p.ref.row, p.span, &d, &p.bytes);
+      }
+      if (!p.status.is_ok()) {
+        failed_ = p.status;
+        if (d.size() == 0) slot->status = failed_;  // else: delivered by the next slot
+        break;
+      }
+      slot->rows.push_back(static_cast<uint32_t>(d.size() - 1));
+      ++slot->direct_rows;
+      slot->index_reads += p.index_read;
+      slot->bytes_read += p.bytes;
+      ahead_bytes_ -= p.asked;
+      if (p.span.where.capacity() > 4 * kDirectSlotNnz) p.span.where = {};
+      ahead_head_ = (ahead_head_ + 1) % kRowsAhead;
+      --ahead_count_;
+      plan_.pop();
+      ++popped_;
+      if (slot->oversized) break;
+    }
+    if (!slot->rows.empty()) slot->segments.push_back(Segment{nullptr, slot->rows.size()});
+    slot->cache_bytes = index_cache_.bytes();
+    slot->cache_peak = index_cache_.peak_bytes();
+  }
 
  private:
-  Status read(uint32_t k, Slot* slot, std::shared_ptr<const DecodedChunk>* out) {
+  // Direct rows: locates the rows after the consumer's and asks for their pages, up to
+  // kRowsAhead rows or ahead_cap_ bytes of pages (at least one row). A chunk's row index is
+  // read when a row of it is planned and not in the index cache. All in the order of the
+  // sequence, and the costs are counted when the row is delivered.
+  void plan_rows() {
+    while (ahead_count_ < kRowsAhead && (ahead_count_ == 0 || ahead_bytes_ < ahead_cap_)) {
+      hint_indexes(popped_ + ahead_count_);
+      Planned& p = ahead_[(ahead_head_ + ahead_count_) % kRowsAhead];
+      p.ref = plan_.ahead(ahead_count_);
+      p.status = Status::ok();
+      p.index_read = false;
+      p.bytes = p.asked = 0;
+      std::shared_ptr<RowIndex> index = index_cache_.find(p.ref.chunk);
+      if (!index) {
+        index = std::make_shared<RowIndex>();
+        p.index_read = true;
+        p.status = rows_.read_index(p.ref.chunk, index.get(), &p.bytes);
+        if (p.status.is_ok()) {
+          evicted_.clear();
+          index_cache_.insert(p.ref.chunk, index, index->bytes(), &evicted_);
+        }
+      }
+      if (p.status.is_ok()) {
+        rows_.locate(p.ref.chunk, p.ref.row, *index, &p.span);
+        p.asked = rows_.ask(p.span);
+        ahead_bytes_ += p.asked;
+      }
+      ++ahead_count_;
+    }
+  }
+
+  // Direct rows: before the row at plan position `at` (counted from the start) is planned,
+  // asks for the row indexes, not in the cache, of the chunks of the next kRowsAhead rows
+  // (up to ahead_cap_ bytes of pages), so that they arrive together rather than one after
+  // the other. The request for the row at `at` is then either used (its index is read
+  // now) or dropped (an earlier row read the index).
+  void hint_indexes(uint64_t at) {
+    for (hint_next_ = std::max(hint_next_, at);
+         hint_next_ < at + kRowsAhead && hint_bytes_ < ahead_cap_; ++hint_next_) {
+      const uint32_t c = plan_.ahead(hint_next_ - popped_).chunk;
+      if (index_hinted_[c] || index_cache_.contains(c)) continue;
+      index_hinted_[c] = 1;
+      hint_bytes_ += rows_.ask_index(c);
+      hints_.push_back({hint_next_, c});
+    }
+    if (!hints_.empty() && hints_.front().first == at) {
+      const uint32_t c = hints_.front().second;
+      hints_.pop_front();
+      index_hinted_[c] = 0;
+      hint_bytes_ -= rows_.ask_bytes_of_index(c);
+      if (index_cache_.contains(c)) rows_.drop_index(c);
+    }
+  }
+
+  // Places chunk k in the cache and has it read and decoded (by a decode thread, or now).
+  std::shared_ptr<ChunkBox> start_read(uint32_t k, Slot* slot) {
     const ChunkInfo& info = store_.chunk(k);
-    auto holder = std::make_shared<CountedChunk>();
-    store_.file().will_need(info.offset, info.stored_size);  // exactly its pages, no read-around
-    // Ask for the next chunk of the plan too, so that its pages arrive while this one is
-    // decoded (the kernel's own read-ahead is off out of core: advise_random).
-    const ChunkInfo* ahead = next_chunk_after(k);
-    if (ahead) store_.file().will_need(ahead->offset, ahead->stored_size);
-    Status st = store_.read_chunk(k, &holder->chunk);
-    // The stored bytes are not needed again: drop them from the page cache (and from this
-    // process's mapping) now, whether or not the decoded chunk stays in the cache. With a
-    // margin either side: the kernel caches and maps pages in folios of up to 2 MiB and
-    // maps neighbours on a fault (fault-around), so pages of the chunks either side get
-    // mapped while this one is read, and a drop of this chunk's range alone would leave
-    // them (measured: ~10 MiB of stray mapped pages on a 100 MiB store). Only this thread
-    // reads chunks, so no page dropped here is being read.
-    const uint64_t lo = info.offset > kDropMargin ? info.offset - kDropMargin : 0;
-    const uint64_t hi = info.offset + info.stored_size + kDropMargin;
-    drop_except(lo, hi, ahead);
-    if (!st.is_ok()) return st;
-    holder->bytes = holder->chunk.memory_bytes();
-    holder->acct = acct_;
-    acct_->add(holder->bytes);
+    auto box = std::make_shared<ChunkBox>();
+    box->k = k;
+    box->memory = memory_;
+    if (hinted_ == static_cast<int64_t>(k)) {
+      hinted_ = -1;  // asked for already: the read takes the request over
+    } else {
+      io_.ask(info);
+    }
+    hint_next(k);
     ++slot->misses;
     slot->bytes_read += info.stored_size;
     slot->bytes_decompressed += info.raw_size;
-    std::shared_ptr<const DecodedChunk> c(holder, &holder->chunk);
     evicted_.clear();
-    cache_.insert(k, c, holder->bytes, &evicted_);
-    *out = std::move(c);
-    return Status::ok();
+    cache_.insert(k, box, charge_max_ ? charge_max_ : decoded_bytes(info), &evicted_);
+    box->buffer = memory_->take_kept(info);  // what the eviction gave back, if anything
+    if (pool_) {
+      pool_->submit(box);
+    } else {
+      decode(box.get());
+    }
+    return box;
   }
 
-  // The first chunk after k in the plan (fetching more of the sequence if needed), or null
-  // when the plan only revisits k for a while.
-  const ChunkInfo* next_chunk_after(uint32_t k) {
-    for (size_t i = at_;; ++i) {
-      if (i == pending_.size()) {
-        if (pending_.size() - at_ > kLookAheadRows) return nullptr;
-        pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(at_));
-        i -= at_;  // what was consumed goes, so the plan does not grow with every fetch
-        at_ = 0;
-        cursor_->next(&pending_);  // the same sequence, fetched earlier
+  // Asks for the next chunk of the plan after k that is not in the cache, so that its pages
+  // arrive while the chunks before it are decoded (the kernel's own read-ahead is off out of
+  // core: advise_random). A request that the plan does not take up is dropped.
+  void hint_next(uint32_t k) {
+    int64_t next = -1;
+    for (size_t i = 1; i <= look_ahead_; ++i) {
+      const uint32_t c = plan_.ahead(i).chunk;
+      if (c != k) {
+        if (!cache_.contains(c)) next = c;
+        break;
       }
-      if (pending_[i].chunk != k) return &store_.chunk(pending_[i].chunk);
     }
+    if (next == hinted_) return;
+    if (hinted_ >= 0) io_.done(store_.chunk(static_cast<size_t>(hinted_)));
+    hinted_ = next;
+    if (next >= 0) io_.ask(store_.chunk(static_cast<size_t>(next)));
   }
 
-  // Drops [lo, hi) of the file from the page cache, except the look-ahead chunk's pages.
-  void drop_except(uint64_t lo, uint64_t hi, const ChunkInfo* keep) {
-    if (!keep || keep->offset >= hi || keep->offset + keep->stored_size <= lo) {
-      store_.file().drop_cache(lo, hi - lo);
-      return;
+  // Reads, checks and decodes a placed chunk, drops its pages, and wakes the consumer.
+  void decode(ChunkBox* box) {
+    const ChunkInfo& info = store_.chunk(box->k);
+    Status st;
+    try {
+      if (!box->buffer) box->buffer = memory_->make(info);
+      st = store_.read_chunk(box->k, &box->buffer->chunk);
+    } catch (const std::exception& e) {
+      st = Status::internal(std::string("reader: ") + e.what());
     }
-    if (keep->offset > lo) store_.file().drop_cache(lo, keep->offset - lo);
-    const uint64_t keep_end = keep->offset + keep->stored_size;
-    if (keep_end < hi) store_.file().drop_cache(keep_end, hi - keep_end);
+    // The stored bytes are not needed again: drop them from the page cache (and from this
+    // process's mapping) now, whether or not the decoded chunk stays in the cache.
+    io_.done(info);
+    if (box->buffer) memory_->decoded(box->buffer.get(), st.is_ok() ? &info : nullptr);
+    box->finish(std::move(st));
   }
 
   const Store& store_;
-  std::unique_ptr<OrderCursor> cursor_;
-  ChunkCache cache_;
-  std::shared_ptr<Accounting> acct_;
-  std::vector<RowRef> pending_;
-  size_t at_ = 0;
-  std::shared_ptr<const DecodedChunk> current_;
-  uint32_t current_k_ = 0;
-  std::vector<size_t> evicted_;
+  Plan plan_;
+  IoWindow io_;
+  reader::ChunkCache<ChunkBox> cache_;
+  std::shared_ptr<ChunkMemory> memory_;
+  const size_t look_ahead_;
+  const uint64_t charge_max_;  // what a chunk counts for in the cache out of core; 0: its own size
+  // Direct rows.
+  const bool direct_;
+  RowReader rows_;
+  reader::ChunkCache<RowIndex> index_cache_;
+  std::vector<Planned> ahead_;  // a ring: rows at plan positions 0 .. ahead_count_ - 1
+  size_t ahead_head_ = 0, ahead_count_ = 0;
+  uint64_t ahead_bytes_ = 0;
+  const uint64_t ahead_cap_;
+  uint64_t popped_ = 0;                              // rows of the plan delivered
+  uint64_t hint_next_ = 0;                           // the next plan position to hint for
+  std::deque<std::pair<uint64_t, uint32_t>> hints_;  // (plan position, chunk) asked for
+  std::vector<uint8_t> index_hinted_;                // by chunk: in hints_
+  uint64_t hint_bytes_ = 0;
+  std::atomic<bool> oversized_busy_{false};
+  std::atomic<bool> stopping_{false};
   Status failed_;
+  std::shared_ptr<ChunkBox> current_;
+  uint32_t current_k_ = 0;
+  int64_t hinted_ = -1;  // the chunk asked for ahead of its read, if any
+  std::vector<size_t> evicted_;
+  std::unique_ptr<DecodePool> pool_;  // last: its threads use everything above
 };
 
 class ReaderImpl final : public Reader {
  public:
   ReaderImpl(const Store& store, const ReaderOptions& options, std::unique_ptr<OrderCursor> cursor,
-             uint64_t cache_capacity)
+             const Setup& setup)
       : store_(store),
         options_(options),
-        acct_(std::make_shared<Accounting>()),
-        producer_(store, std::move(cursor), cache_capacity, acct_) {
+        memory_(std::make_shared<ChunkMemory>(kept_buffers(options))),
+        producer_(store, std::move(cursor), setup, memory_, row_ahead_bytes(options)) {
     const StoreMeta& m = store.meta();
     const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
     const size_t n = options.batch_size;
@@ -254,18 +796,13 @@ class ReaderImpl final : public Reader {
     offsets_.reserve(n + 1);
     indices_.reserve(n * avg_nnz);
     values_.reserve(n * avg_nnz);
-    stats_.cache_capacity_bytes = cache_capacity;
-    uint64_t total = 0;
-    for (size_t k = 0; k < store.chunk_count(); ++k) total += decoded_bytes(store.chunk(k));
-    stats_.whole_store_cached = total <= cache_capacity;
-    // Out of core, the reader asks for exactly each chunk's pages (will_need) and drops them
-    // after decoding; the kernel's own read-ahead would bring in neighbours that, arriving
-    // late on a busy disk, stay in the page cache past the drop and break the budget.
-    if (!stats_.whole_store_cached) store.file().advise_random();
+    stats_.cache_capacity_bytes = setup.capacity;
+    stats_.whole_store_cached = setup.fits;
     if (options_.prefetch > 0) worker_ = std::thread([this] { work(); });
   }
 
   ~ReaderImpl() override {
+    producer_.stop();
     if (worker_.joinable()) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -298,8 +835,32 @@ class ReaderImpl final : public Reader {
       }
       while (slot_->segments[seg_].end == pos_) ++seg_;
       const Segment& s = slot_->segments[seg_];
-      const DecodedChunk& c = *s.chunk;
       const size_t stop = std::min(s.end, pos_ + (n - row_ids_.size()));
+      if (!s.chunk) {  // rows read on their own
+        const DirectRows& d = slot_->direct;
+        for (; pos_ < stop; ++pos_) {
+          const uint32_t i = slot_->rows[pos_];
+          row_ids_.push_back(d.ids[i]);
+          labels_.push_back(d.labels[i]);
+          indices_.insert(indices_.end(), d.indices.begin() + d.offsets[i],
+                          d.indices.begin() + d.offsets[i + 1]);
+          values_.insert(values_.end(), d.values.begin() + d.offsets[i],
+                         d.values.begin() + d.offsets[i + 1]);
+          offsets_.push_back(indices_.size());
+        }
+        continue;
+      }
+      const ChunkBox& box = *s.chunk;
+      if (!box.done()) {  // still being decoded
+        const auto t0 = std::chrono::steady_clock::now();
+        box.wait();
+        stats_.wait_seconds += seconds_since(t0);
+      }
+      if (!box.status.is_ok()) {
+        failed_ = box.status;
+        return failed_;
+      }
+      const DecodedChunk& c = box.chunk();
       const auto offsets = c.offsets();
       const bool has_values = c.has_values();
       for (; pos_ < stop; ++pos_) {
@@ -325,7 +886,7 @@ class ReaderImpl final : public Reader {
     stats_.rows += n;
     ++stats_.batches;
     stats_.passes = static_cast<double>(stats_.rows) / static_cast<double>(store_.meta().rows);
-    stats_.decoded_peak_bytes = acct_->peak.load();
+    stats_.decoded_peak_bytes = memory_->peak();
     stats_.batch_bytes = 8 * (row_ids_.capacity() + labels_.capacity() + offsets_.capacity()) +
                          4 * (indices_.capacity() + values_.capacity());
     return Status::ok();
@@ -337,6 +898,10 @@ class ReaderImpl final : public Reader {
     std::unique_ptr<Slot> done = std::move(slot_);
     if (done) {
       done->segments.clear();  // release the chunks now
+      if (done->oversized) {
+        done->direct.release();
+        producer_.release_oversized();
+      }
       if (options_.prefetch == 0) {
         spare_ = std::move(done);
       } else {
@@ -370,6 +935,8 @@ class ReaderImpl final : public Reader {
     stats_.chunks_decompressed += s.misses;
     stats_.bytes_read += s.bytes_read;
     stats_.bytes_decompressed += s.bytes_decompressed;
+    stats_.direct_rows += s.direct_rows;
+    stats_.row_index_reads += s.index_reads;
     stats_.cache_bytes = s.cache_bytes;
     stats_.cache_peak_bytes = std::max(stats_.cache_peak_bytes, s.cache_peak);
     return s.status;
@@ -415,7 +982,7 @@ class ReaderImpl final : public Reader {
 
   const Store& store_;
   const ReaderOptions options_;
-  std::shared_ptr<Accounting> acct_;  // outlives every chunk this reader holds
+  std::shared_ptr<ChunkMemory> memory_;  // outlives every chunk this reader holds
   Producer producer_;
   ReaderStats stats_;
   Status failed_;
@@ -479,8 +1046,21 @@ Status Reader::open(const Store& store, const ReaderOptions& options,
         " for decoded chunks in flight, " + std::to_string(r.file) + " for file pages, " +
         std::to_string(r.batch) + " for batches)");
   }
-  *out = std::make_unique<ReaderImpl>(store, options, order->make(store, options.seed),
-                                      options.memory - r.total());
+  Setup setup;
+  setup.capacity = options.memory - r.total();
+  setup.fits = whole_store_fits(store, setup.capacity);
+  setup.threads = decode_threads(options);
+  // rr and ra on a codec-none store that does not fit: each row on its own (when the share
+  // also covers that way's reserve, as it does unless chunks are tiny).
+  if (options.direct_rows && order->random_rows && !setup.fits && RowReader::possible(store)) {
+    const Reserve d = reserve_direct(store, options);
+    if (options.memory >= d.total()) {
+      setup.direct = true;
+      setup.capacity = options.memory - d.total();
+      setup.threads = 0;
+    }
+  }
+  *out = std::make_unique<ReaderImpl>(store, options, order->make(store, options.seed), setup);
   return Status::ok();
 }
 

@@ -9,14 +9,13 @@
 // counted twice while they are mapped into this process (in RSS and in mincore): conservative.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-
-#include <chrono>
-#include <thread>
 #include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "agld/convert.hpp"
 #include "agld/gen.hpp"
@@ -64,8 +63,9 @@ class Residency {
   std::vector<unsigned char> vec_;
 };
 
-// Scans a fresh ~40 MiB store (codec none, 256 KiB chunks) with a 10 MiB budget.
-void check_budget(const char* order, double passes) {
+// Scans a fresh ~40 MiB store (codec none, 256 KiB chunks) with a 10 MiB budget. rr and ra
+// read rows on their own (direct rows), or, with direct off, a whole chunk for each row.
+void check_budget(const char* order, double passes, bool direct = true) {
   test::TempDir dir;
   // ~40 MiB uncompressed: criteo-shaped rows are ~195 raw bytes each.
   GenOptions gen;
@@ -95,7 +95,8 @@ void check_budget(const char* order, double passes) {
   // (pages still under writeback cannot be dropped yet), so the drop is retried.
   for (int attempt = 0; attempt < 50 && residency.bytes() >= (uint64_t{1} << 20); ++attempt) {
     store->file().drop_cache(0, store->file_size());
-    if (residency.bytes() >= (uint64_t{1} << 20)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (residency.bytes() >= (uint64_t{1} << 20))
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_LT(residency.bytes(), uint64_t{1} << 20);
   ReaderOptions opt;
@@ -103,6 +104,7 @@ void check_budget(const char* order, double passes) {
   opt.batch_size = 256;
   opt.prefetch = 2;
   opt.memory = budget;
+  opt.direct_rows = direct;
   ::malloc_trim(0);  // what building the store freed must not absorb the reader's growth
   const uint64_t baseline = rss_bytes();
   std::unique_ptr<Reader> reader;
@@ -131,16 +133,29 @@ void check_budget(const char* order, double passes) {
   EXPECT_LE(s.cache_peak_bytes, s.cache_capacity_bytes);
   EXPECT_LE(s.decoded_peak_bytes, budget);
   EXPECT_FALSE(s.whole_store_cached);
-  EXPECT_GT(s.cache_misses, store->chunk_count() / 2);
+  const bool random = std::string(order) == "rr" || std::string(order) == "ra";
+  if (random && direct) {
+    EXPECT_EQ(s.direct_rows, s.rows);
+    EXPECT_EQ(s.chunks_decompressed, 0u);
+    EXPECT_GT(s.row_index_reads, store->chunk_count() / 2);
+  } else {
+    EXPECT_EQ(s.direct_rows, 0u);
+    EXPECT_GT(s.cache_misses, store->chunk_count() / 2);
+  }
 }
 
 // One test per order, so that ctest runs each in a process of its own and each baseline is
 // honest (in one process, a later reader can reuse what an earlier one's thread freed).
 TEST(ReaderBudget, CyclicStaysUnderTheBudget) { check_budget("ca", 1.3); }
 TEST(ReaderBudget, BlockReshufflingStaysUnderTheBudget) { check_budget("br", 1.1); }
-// rr and ra out of core read a chunk for nearly every row: a few hundred rows suffice.
-TEST(ReaderBudget, RandomReshufflingStaysUnderTheBudget) { check_budget("rr", 0.002); }
-TEST(ReaderBudget, RandomAccessStaysUnderTheBudget) { check_budget("ra", 0.002); }
+// rr and ra out of core read a chunk for nearly every row: a few hundred rows suffice. With
+// direct rows, a row index for nearly every row at first: a few thousand.
+TEST(ReaderBudget, RandomReshufflingStaysUnderTheBudget) { check_budget("rr", 0.02); }
+TEST(ReaderBudget, RandomAccessStaysUnderTheBudget) { check_budget("ra", 0.02); }
+TEST(ReaderBudget, RandomReshufflingByChunksStaysUnderTheBudget) {
+  check_budget("rr", 0.002, false);
+}
+TEST(ReaderBudget, RandomAccessByChunksStaysUnderTheBudget) { check_budget("ra", 0.002, false); }
 
 }  // namespace
 }  // namespace agld

@@ -19,7 +19,6 @@ namespace {
 
 using test::TempDir;
 
-
 // A store of n rows in chunks of chunk_rows, and its rows.
 struct Fixture {
   TempDir dir;
@@ -143,18 +142,70 @@ TEST(Reader, SequenceDependsOnlyOnSeedOrderAndStore) {
     const uint64_t small = reader_min_memory(*f.store, base) + 4096;
     for (Variant v :
          {Variant{1000, 0, base.memory}, Variant{7, 1, base.memory}, Variant{333, 16, base.memory},
-          Variant{64, 2, 2 * small}, Variant{1, 4, 2 * small}}) {
-      ReaderOptions opt = base;
-      opt.batch_size = v.batch;
-      opt.prefetch = v.prefetch;
-      opt.memory = std::max(v.memory, reader_min_memory(*f.store, opt));
-      EXPECT_EQ(read_ids(*open_reader(*f.store, opt), f.ref, 2500), want)
-          << "batch " << v.batch << " prefetch " << v.prefetch << " memory " << opt.memory;
+          Variant{64, 2, 2 * small}, Variant{1, 4, 2 * small}, Variant{1, 4, small + 4096}}) {
+      for (size_t threads : {1, 3}) {
+        ReaderOptions opt = base;
+        opt.batch_size = v.batch;
+        opt.prefetch = v.prefetch;
+        opt.decode_threads = threads;
+        opt.memory = std::max(v.memory, reader_min_memory(*f.store, opt));
+        EXPECT_EQ(read_ids(*open_reader(*f.store, opt), f.ref, 2500), want)
+            << "batch " << v.batch << " prefetch " << v.prefetch << " memory " << opt.memory
+            << " decode threads " << threads;
+      }
     }
     if (std::string(order) != "ca") {
       ReaderOptions other = base;
       other.seed = 43;
       EXPECT_NE(read_ids(*open_reader(*f.store, other), f.ref, 2500), want);
+    }
+  }
+}
+
+// The statistics count what was delivered: the same whatever the prefetch depth and the
+// number of decode threads, in core and out of core.
+TEST(Reader, StatisticsDependOnlyOnWhatWasDelivered) {
+  for (Codec codec : {Codec::kZstd, Codec::kNone}) {
+    Fixture f(10000, 250, codec);
+    uint64_t raw = 0;
+    for (size_t k = 0; k < f.store->chunk_count(); ++k) raw += f.store->chunk(k).raw_size;
+    for (const char* order : {"ca", "rr", "ra", "br"}) {
+      for (bool fits : {false, true}) {
+        SCOPED_TRACE(testing::Message()
+                     << order << (fits ? " in core " : " out of core ") << static_cast<int>(codec));
+        std::vector<ReaderStats> seen;
+        for (auto [prefetch, threads] : {std::pair<size_t, size_t>{0, 1}, {1, 1}, {4, 2}, {4, 4}}) {
+          {
+            ReaderOptions opt;
+            opt.order = order;
+            opt.seed = 9;
+            opt.batch_size = 300;
+            opt.prefetch = prefetch;
+            opt.decode_threads = threads;
+            // Whole chunks (direct rows: tests/reader/direct_rows_test.cpp), so that the
+            // cache's part is the same for every configuration: the minimum share plus it.
+            opt.direct_rows = false;
+            opt.memory = reader_min_memory(*f.store, opt) + (fits ? 4 * raw : raw / 6);
+            auto reader = open_reader(*f.store, opt);
+            const bool random = std::string(order) == "rr" || std::string(order) == "ra";
+            read_ids(*reader, f.ref, random && !fits ? 900 : 25000);
+            seen.push_back(reader->stats());
+            EXPECT_EQ(seen.back().whole_store_cached, fits);
+          }
+        }
+        for (const ReaderStats& s : seen) {
+          EXPECT_EQ(s.cache_capacity_bytes, seen.back().cache_capacity_bytes);
+          EXPECT_LE(s.cache_peak_bytes, s.cache_capacity_bytes);
+          EXPECT_EQ(s.rows, seen.back().rows);
+          EXPECT_EQ(s.chunk_visits, seen.back().chunk_visits);
+          EXPECT_EQ(s.cache_hits, seen.back().cache_hits);
+          EXPECT_EQ(s.cache_misses, seen.back().cache_misses);
+          EXPECT_EQ(s.chunks_decompressed, seen.back().chunks_decompressed);
+          EXPECT_EQ(s.bytes_read, seen.back().bytes_read);
+          EXPECT_EQ(s.bytes_decompressed, seen.back().bytes_decompressed);
+          EXPECT_EQ(s.direct_rows, 0u);
+        }
+      }
     }
   }
 }
@@ -288,29 +339,39 @@ TEST(Reader, CorruptChunkSurfacesAtTheConsumer) {
         Store::open(corrupt_copy(f, bad_chunk), &bad).is_ok());  // chunks are checked when read
     for (const char* order : {"ca", "br", "rr"}) {
       for (size_t prefetch : {0, 1, 8}) {
-        SCOPED_TRACE(testing::Message() << order << " prefetch " << prefetch);
-        ReaderOptions opt;
-        opt.order = order;
-        opt.batch_size = 10;
-        opt.prefetch = prefetch;
-        auto reader = open_reader(*bad, opt);
-        Batch b;
-        Status st;
-        uint64_t rows = 0;
-        for (int i = 0; i < 1000 && st.is_ok(); ++i) {  // at most 10 passes: never hangs
-          st = reader->next(&b);
-          if (!st.is_ok()) break;
-          for (uint64_t id : b.row_ids) EXPECT_NE(f.store->chunk_of_row(id), bad_chunk);
-          rows += b.size();
+        for (bool fits : {true, false}) {
+          SCOPED_TRACE(testing::Message() << order << " prefetch " << prefetch
+                                          << (fits ? " in core" : " out of core"));
+          ReaderOptions opt;
+          opt.order = order;
+          opt.batch_size = 10;
+          opt.prefetch = prefetch;
+          opt.decode_threads = 2;
+          if (!fits) opt.memory = reader_min_memory(*bad, opt) + 3 * bad->chunk(0).raw_size;
+          // Whole chunks, whose CRC is checked (rr out of core on codec none would read rows
+          // on their own, and a flipped byte a row check cannot see goes unnoticed: see
+          // tests/reader/direct_rows_test.cpp).
+          opt.direct_rows = false;
+          auto reader = open_reader(*bad, opt);
+          EXPECT_EQ(reader->stats().whole_store_cached, fits);
+          Batch b;
+          Status st;
+          uint64_t rows = 0;
+          for (int i = 0; i < 1000 && st.is_ok(); ++i) {  // at most 10 passes: never hangs
+            st = reader->next(&b);
+            if (!st.is_ok()) break;
+            for (uint64_t id : b.row_ids) EXPECT_NE(f.store->chunk_of_row(id), bad_chunk);
+            rows += b.size();
+          }
+          ASSERT_FALSE(st.is_ok());
+          EXPECT_EQ(st.code(), Status::Code::kCorruption);
+          EXPECT_NE(st.message().find("chunk 13"), std::string::npos) << st.message();
+          if (std::string(order) == "ca") {
+            EXPECT_EQ(rows, bad_chunk * kChunkRows / 10 * 10);  // every batch before the chunk
+          }
+          Status again = reader->next(&b);
+          EXPECT_EQ(again.code(), Status::Code::kCorruption);
         }
-        ASSERT_FALSE(st.is_ok());
-        EXPECT_EQ(st.code(), Status::Code::kCorruption);
-        EXPECT_NE(st.message().find("chunk 13"), std::string::npos) << st.message();
-        if (std::string(order) == "ca") {
-          EXPECT_EQ(rows, bad_chunk * kChunkRows / 10 * 10);  // every batch before the chunk
-        }
-        Status again = reader->next(&b);
-        EXPECT_EQ(again.code(), Status::Code::kCorruption);
       }
     }
   }
