@@ -5,7 +5,7 @@
 // u32[rows], indices u32[nnz], then values (none; f32[nnz]; or a bitmap of the values that
 // are not 1 followed by those values). The row lengths (and the bitmap) locate every row:
 // their prefix sums, with the bitmap and a count of stored values every kMarkRows rows, form
-// the chunk's row index (8.5 bytes a row on criteo-shaped data, against ~200 for the chunk).
+// the chunk's row index (8.8 bytes a row on criteo-shaped data, against ~200 for the chunk).
 // With it, a row costs its label, its indices and its values: three small reads.
 //
 // What is checked: the row index (the row lengths add up to the chunk's nonzeros, the
