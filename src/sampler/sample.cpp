@@ -80,17 +80,6 @@ std::string mib(uint64_t bytes) {
   return buf;
 }
 
-// The memory a reader needs to keep every decoded chunk of a store (an estimate: raw
-// sizes plus the dense value arrays rebuilt from sparse ones), above its minimum.
-uint64_t whole_store_bytes(const Store& store) {
-  uint64_t total = 0;
-  for (size_t k = 0; k < store.chunk_count(); ++k) {
-    const ChunkInfo& c = store.chunk(k);
-    total += c.raw_size + 4 * uint64_t{c.nnz} + 4 * uint64_t{c.row_count} + 64;
-  }
-  return total;
-}
-
 ReaderOptions pass_reader_options(const Store& store, uint64_t seed) {
   ReaderOptions o;
   o.order = "ca";
@@ -135,7 +124,7 @@ Status plan_memory(const Store& train, const Store* test, const ResolvedSample& 
   }
   uint64_t left = budget - s.baseline - s.state;
   if (test) {  // the test set is read whole at every evaluation: keep it whole if a quarter allows
-    s.test = std::max(test_min, std::min(test_min + whole_store_bytes(*test), left / 4));
+    s.test = std::max(test_min, std::min(reader_whole_store_memory(*test, pass_reader_options(*test, 0)), left / 4));
     left -= s.test;
   }
   if (need_pass && need_main) {  // passes stream in stored order: twice the minimum is plenty
@@ -533,14 +522,10 @@ Status Engine::step_batch(uint64_t k, const Batch& b, bool draw, bool do_step) {
     for (uint32_t j : support_) stamp_[j] = static_cast<uint32_t>(k - sync_base_);
     return Status::ok();
   }
+  // g = (N/n) sum_i (s_i - sh_i) x_i; sh_ is not needed after this and holds the coefficients.
   const double scale = static_cast<double>(run_.rows) / static_cast<double>(n);
-  for (size_t i = 0; i < n; ++i) {
-    const double c = scale * (s_[i] - sh_[i]);
-    if (c == 0) continue;
-    const auto idx = b.row_indices(i);
-    const auto val = b.row_values(i);
-    for (size_t e = 0; e < idx.size(); ++e) g_[idx[e]] += c * val[e];
-  }
+  for (size_t i = 0; i < n; ++i) sh_[i] = scale * (s_[i] - sh_[i]);
+  sampler::add_rows(g_, b, sh_);
   if (dense_) {  // every coordinate, one plain step (no jumps): the reference for the tests
     for (uint32_t j = 0; j < run_.dim; ++j) {
       x_[j] = ld_.step(x_[j], g_[j], a_of(j), normal());
@@ -562,21 +547,15 @@ Status Engine::step_batch(uint64_t k, const Batch& b, bool draw, bool do_step) {
 // `full`: the batch is every row. theta is current in every coordinate on entry.
 Status Engine::step_full(uint64_t k, bool draw, bool do_step) {
   double loss = 0;
-  Status st = pass_->take(run_.rows, [&](const Batch& piece) {
-    const Batch& b = augment_(piece);
-    margins_of(b, &pass_margins_);
+  Status st = full_pass([&](const Batch& b, std::span<const double> margins) {
+    s_.resize(b.size());
     for (size_t i = 0; i < b.size(); ++i) {
-      const double m = pass_margins_[i];
-      if (draw) loss += model_->loss(b.labels[i], m);
-      const double c = model_->dloss(b.labels[i], m);
-      const auto idx = b.row_indices(i);
-      const auto val = b.row_values(i);
-      for (size_t e = 0; e < idx.size(); ++e) g_[idx[e]] += c * val[e];
+      if (draw) loss += model_->loss(b.labels[i], margins[i]);
+      s_[i] = model_->dloss(b.labels[i], margins[i]);
     }
+    sampler::add_rows(g_, b, s_);
   });
   if (!st.is_ok()) return st;
-  rows_read_ += run_.rows;
-  grad_evals_ += run_.rows;
   if (draw) emit(k, loss, 1.0);
   if (!do_step) {
     std::fill(g_.begin(), g_.end(), 0.0);

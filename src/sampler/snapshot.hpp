@@ -83,8 +83,7 @@ struct SnapshotInfo {
 std::span<const SnapshotInfo> registered_snapshots();
 const SnapshotInfo* find_snapshot(std::string_view name);
 
-// Helpers the strategies share.
-// A = sum over the rows of coef(row) x_row, after zeroing A; visit() supplies the rows.
+// a += sum over the rows of coef_i x_i (the strategies' aggregates, the engine's gradient).
 inline void add_rows(std::span<double> a, const Batch& rows, std::span<const double> coef) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const double c = coef[i];
