@@ -110,5 +110,8 @@ class Reader {
 
 // The smallest memory share Reader::open accepts for these options on this store.
 uint64_t reader_min_memory(const Store& store, const ReaderOptions& options);
+// The smallest share at which the reader keeps the whole store decoded (later passes
+// read nothing: ReaderStats::whole_store_cached).
+uint64_t reader_whole_store_memory(const Store& store, const ReaderOptions& options);
 
 }  // namespace agld

@@ -196,12 +196,15 @@ Reserve reserve_direct(const Store& store, const ReaderOptions& o) {
   return r;
 }
 
-// Whether every decoded chunk fits a cache of this capacity.
-bool whole_store_fits(const Store& store, uint64_t capacity) {
+// The decoded bytes of every chunk: what the cache holds when the whole store fits.
+uint64_t decoded_total(const Store& store) {
   uint64_t total = 0;
   for (size_t k = 0; k < store.chunk_count(); ++k) total += decoded_bytes(store.chunk(k));
-  return total <= capacity;
+  return total;
 }
+
+// Whether every decoded chunk fits a cache of this capacity.
+bool whole_store_fits(const Store& store, uint64_t capacity) { return decoded_total(store) <= capacity; }
 
 // The memory of decoded chunks: what is alive (counted from decode to last release, with
 // the buffers kept for reuse), and the buffers of chunks no longer used, kept for the next
@@ -1019,6 +1022,10 @@ std::vector<ReaderOrderInfo> reader_orders() {
 
 uint64_t reader_min_memory(const Store& store, const ReaderOptions& options) {
   return reserve_for(store, options).total();
+}
+
+uint64_t reader_whole_store_memory(const Store& store, const ReaderOptions& options) {
+  return reserve_for(store, options).total() + decoded_total(store);
 }
 
 Status Reader::open(const Store& store, const ReaderOptions& options,

@@ -296,6 +296,21 @@ TEST(Reader, WholeStoreIsReadOnce) {
   }
 }
 
+TEST(Reader, WholeStoreMemoryIsTheShareAtWhichTheStoreIsKept) {
+  Fixture f(kRows, kChunkRows);
+  for (const char* order : {"ca", "rr"}) {
+    SCOPED_TRACE(order);
+    ReaderOptions opt;
+    opt.order = order;
+    opt.batch_size = 100;
+    opt.memory = reader_whole_store_memory(*f.store, opt);
+    EXPECT_GT(opt.memory, reader_min_memory(*f.store, opt));
+    EXPECT_TRUE(open_reader(*f.store, opt)->stats().whole_store_cached);
+    opt.memory -= 1;
+    EXPECT_FALSE(open_reader(*f.store, opt)->stats().whole_store_cached);
+  }
+}
+
 TEST(Reader, RejectsBadOptions) {
   Fixture f(100, 10);
   std::unique_ptr<Reader> r;
