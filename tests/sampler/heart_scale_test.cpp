@@ -51,7 +51,7 @@ TEST_P(HeartScale, MatchesStan) {
   ASSERT_EQ(ref.mean.size(), 13u);
   TempDir dir;
   ConvertOptions co;
-  co.inputs = {std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.svm"};
+  co.inputs = {heart_scale_svm()};
   co.output = dir.file("heart.agld");
   ConvertReport rep;
   ASSERT_TRUE(convert(co, &rep).is_ok());

@@ -38,6 +38,11 @@ RunResult run_agld(const std::string& args, const std::string& stdin_file = "");
 // Runs any shell command, capturing its output.
 RunResult run_shell(const std::string& command);
 
+// A path or argument single-quoted for run_agld's shell command line.
+inline std::string shell_arg(const std::string& s) { return "'" + s + "'"; }
+// The shipped heart_scale dataset (datasets/).
+inline std::string heart_scale_svm() { return std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.svm"; }
+
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& contents);
 // Lists the entries of a directory (names only), sorted.

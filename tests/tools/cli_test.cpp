@@ -13,8 +13,8 @@ namespace {
 using test::run_agld;
 using test::TempDir;
 
-std::string q(const std::string& s) { return "'" + s + "'"; }
-const std::string kHeart = std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.svm";
+using test::shell_arg;
+const std::string kHeart = test::heart_scale_svm();
 
 // Parses LIBSVM lines into (label, sorted (index, value)) for comparison up to formatting.
 std::vector<std::pair<double, std::vector<std::pair<long, float>>>> parse_text(const std::string& text) {
@@ -46,11 +46,11 @@ void expect_one_line_error(const test::RunResult& r, int code, const std::string
 TEST(Cli, HeartScaleConvertsAndDumpsBackIdentically) {
   TempDir dir;
   const std::string store = dir.file("heart.agld");
-  auto r = run_agld("convert " + q(kHeart) + " -o " + q(store));
+  auto r = run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(store));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.empty());
   EXPECT_NE(r.err.find("270 rows"), std::string::npos) << r.err;
-  r = run_agld("dump " + q(store));
+  r = run_agld("dump " + shell_arg(store));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(parse_text(r.out), parse_text(test::read_file(kHeart)));
   // Every value in heart_scale has at most 6 significant digits, so the text is identical
@@ -64,19 +64,19 @@ TEST(Cli, HeartScaleConvertsAndDumpsBackIdentically) {
     norm += line + "\n";
   }
   EXPECT_EQ(r.out, norm);
-  r = run_agld("dump " + q(store) + " --rows 268:");
+  r = run_agld("dump " + shell_arg(store) + " --rows 268:");
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2);
-  r = run_agld("dump " + q(store) + " --rows 5");
+  r = run_agld("dump " + shell_arg(store) + " --rows 5");
   EXPECT_EQ(parse_text(r.out)[0], parse_text(orig)[5]);
-  r = run_agld("dump " + q(store) + " --rows x:y");
+  r = run_agld("dump " + shell_arg(store) + " --rows x:y");
   expect_one_line_error(r, 64, "--rows");
 }
 
 TEST(Cli, InfoJsonHasTheDocumentedKeys) {
   TempDir dir;
   const std::string store = dir.file("heart.agld");
-  ASSERT_EQ(run_agld("convert " + q(kHeart) + " -o " + q(store) + " --quiet").exit_code, 0);
-  auto r = run_agld("info " + q(store) + " --json --verify");
+  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(store) + " --quiet").exit_code, 0);
+  auto r = run_agld("info " + shell_arg(store) + " --json --verify");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"], 270);
@@ -91,7 +91,7 @@ TEST(Cli, InfoJsonHasTheDocumentedKeys) {
   for (const char* key : {"row_sq_norm_max", "row_sq_norm_sum", "label_counts", "file_bytes", "options"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
-  r = run_agld("info " + q(store));
+  r = run_agld("info " + shell_arg(store));
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("rows         270"), std::string::npos) << r.out;
 }
@@ -100,23 +100,23 @@ TEST(Cli, StaleSourceIsRecognised) {
   TempDir dir;
   const std::string src = dir.file("s.svm"), store = dir.file("s.agld");
   test::write_file(src, "1 1:1\n-1 2:1\n");
-  ASSERT_EQ(run_agld("convert " + q(src) + " -o " + q(store) + " -q").exit_code, 0);
+  ASSERT_EQ(run_agld("convert " + shell_arg(src) + " -o " + shell_arg(store) + " -q").exit_code, 0);
   test::write_file(src, "1 1:1\n-1 2:1\n1 3:1\n");
-  auto r = run_agld("info " + q(store) + " --json");
+  auto r = run_agld("info " + shell_arg(store) + " --json");
   EXPECT_EQ(nlohmann::json::parse(r.out)["sources"][0]["stale"], true);
-  r = run_agld("info " + q(store));
+  r = run_agld("info " + shell_arg(store));
   EXPECT_NE(r.out.find("STALE"), std::string::npos);
 }
 
 TEST(Cli, StdinAndCompressedStdin) {
   TempDir dir;
   const std::string gz = dir.file("h.gz");
-  ASSERT_EQ(test::run_shell("gzip -c " + q(kHeart) + " > " + q(gz)).exit_code, 0);
+  ASSERT_EQ(test::run_shell("gzip -c " + shell_arg(kHeart) + " > " + shell_arg(gz)).exit_code, 0);
   for (const std::string& in : {kHeart, gz}) {
-    auto r = run_agld("convert - -o " + q(dir.file("x.agld")) + " --json", in);
+    auto r = run_agld("convert - -o " + shell_arg(dir.file("x.agld")) + " --json", in);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(nlohmann::json::parse(r.out)["rows"], 270);
-    r = run_agld("info " + q(dir.file("x.agld")) + " --json");
+    r = run_agld("info " + shell_arg(dir.file("x.agld")) + " --json");
     auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["sources"][0]["name"], "-");
     EXPECT_TRUE(j["sources"][0]["size"].is_null());
@@ -126,26 +126,26 @@ TEST(Cli, StdinAndCompressedStdin) {
 TEST(Cli, ExitCodesAndOneLineErrors) {
   TempDir dir;
   expect_one_line_error(run_agld("convert"), 64, "");
-  expect_one_line_error(run_agld("convert " + q(kHeart) + " -o x --compression lz4"), 64, "--compression");
-  expect_one_line_error(run_agld("convert " + q(kHeart) + " -o x --chunk-bytes 12Q"), 64, "size");
-  expect_one_line_error(run_agld("convert " + q(kHeart) + " -o x --test-fraction 0.2"), 64, "--test-output");
+  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --compression lz4"), 64, "--compression");
+  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --chunk-bytes 12Q"), 64, "size");
+  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --test-fraction 0.2"), 64, "--test-output");
   expect_one_line_error(run_agld("frobnicate"), 64, "");
-  expect_one_line_error(run_agld("convert " + q(dir.file("missing.svm")) + " -o " + q(dir.file("o.agld"))), 66,
+  expect_one_line_error(run_agld("convert " + shell_arg(dir.file("missing.svm")) + " -o " + shell_arg(dir.file("o.agld"))), 66,
                         "missing.svm: no such file");
   test::write_file(dir.file("bad.svm"), "1 1:1\n1 2:1 2:3\n");
   const std::string out = dir.file("bad.agld");
-  expect_one_line_error(run_agld("convert " + q(dir.file("bad.svm")) + " -o " + q(out)), 65,
+  expect_one_line_error(run_agld("convert " + shell_arg(dir.file("bad.svm")) + " -o " + shell_arg(out)), 65,
                         "bad.svm:2:7: duplicate feature index 2");
   EXPECT_FALSE(std::filesystem::exists(out));
   // A failed conversion leaves a previous good store untouched.
-  ASSERT_EQ(run_agld("convert " + q(kHeart) + " -o " + q(out) + " -q").exit_code, 0);
+  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(out) + " -q").exit_code, 0);
   const std::string good = test::read_file(out);
-  EXPECT_EQ(run_agld("convert " + q(dir.file("bad.svm")) + " -o " + q(out)).exit_code, 65);
+  EXPECT_EQ(run_agld("convert " + shell_arg(dir.file("bad.svm")) + " -o " + shell_arg(out)).exit_code, 65);
   EXPECT_EQ(test::read_file(out), good);
   EXPECT_EQ(test::list_dir(dir.path()), (std::vector<std::string>{"bad.agld", "bad.svm"}));
-  expect_one_line_error(run_agld("info " + q(dir.file("bad.svm"))), 65, "not an agld store");
-  expect_one_line_error(run_agld("info " + q(dir.file("nope.agld"))), 66, "no such file");
-  expect_one_line_error(run_agld("convert " + q(out) + " -o " + q(out)), 64, "overwrite an input");
+  expect_one_line_error(run_agld("info " + shell_arg(dir.file("bad.svm"))), 65, "not an agld store");
+  expect_one_line_error(run_agld("info " + shell_arg(dir.file("nope.agld"))), 66, "no such file");
+  expect_one_line_error(run_agld("convert " + shell_arg(out) + " -o " + shell_arg(out)), 64, "overwrite an input");
   EXPECT_EQ(run_agld("--help").exit_code, 0);
   EXPECT_EQ(run_agld("--version").out, "agld 0.1.0\n");
 }
@@ -153,7 +153,7 @@ TEST(Cli, ExitCodesAndOneLineErrors) {
 TEST(Cli, SkipBadLinesReportsThem) {
   TempDir dir;
   test::write_file(dir.file("s.svm"), "1 1:1\n1 2:x\n-1 3:1\n");
-  auto r = run_agld("convert " + q(dir.file("s.svm")) + " -o " + q(dir.file("s.agld")) + " --skip-bad-lines --json");
+  auto r = run_agld("convert " + shell_arg(dir.file("s.svm")) + " -o " + shell_arg(dir.file("s.agld")) + " --skip-bad-lines --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["skipped_lines"], 1);
   EXPECT_NE(r.err.find("skipped 1 bad line"), std::string::npos) << r.err;

@@ -17,8 +17,8 @@ namespace {
 using test::run_agld;
 using test::TempDir;
 
-std::string q(const std::string& s) { return "'" + s + "'"; }
-const std::string kHeart = std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.svm";
+using test::shell_arg;
+const std::string kHeart = test::heart_scale_svm();
 
 // posterior.npy as (rows, cols, data), from its header.
 struct Npy {
@@ -56,7 +56,7 @@ class SampleCli : public ::testing::Test {
  protected:
   void SetUp() override {
     store_ = dir_.file("heart.agld");
-    auto r = run_agld("convert " + q(kHeart) + " -o " + q(store_) + " -q");
+    auto r = run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(store_) + " -q");
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   TempDir dir_;
@@ -65,9 +65,9 @@ class SampleCli : public ::testing::Test {
 
 TEST_F(SampleCli, HeartScaleMatchesStanAndWritesTheRunDirectory) {
   const std::string out = dir_.file("run");
-  auto r = run_agld("sample --train " + q(store_) + " --test " + q(store_) +
+  auto r = run_agld("sample --train " + shell_arg(store_) + " --test " + shell_arg(store_) +
                     " --model logistic --method tmu-ca --step 3e-3 --batch 27 --iterations 1000000"
-                    " --burn-in 100000 --thin 10 --seed 41 --out " + q(out));
+                    " --burn-in 100000 --thin 10 --seed 41 --out " + shell_arg(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("theta.1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("test: average log-likelihood"), std::string::npos) << r.out;
@@ -124,7 +124,7 @@ TEST_F(SampleCli, HeartScaleMatchesStanAndWritesTheRunDirectory) {
 
 TEST_F(SampleCli, DefaultsRunWithoutAnyTuning) {
   const std::string out = dir_.file("run");
-  auto r = run_agld("sample --train " + q(store_) + " --out " + q(out) + " --intercept --track 1-3,intercept");
+  auto r = run_agld("sample --train " + shell_arg(store_) + " --out " + shell_arg(out) + " --intercept --track 1-3,intercept");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto draws = read_csv(out + "/draws.csv", true);
   EXPECT_EQ(draws[0], (std::vector<std::string>{"lp__", "theta.1", "theta.2", "theta.3", "intercept"}));
@@ -138,7 +138,7 @@ TEST_F(SampleCli, DefaultsRunWithoutAnyTuning) {
 }
 
 TEST_F(SampleCli, BadOptionsAreOneLineUsageErrors) {
-  const std::string base = "sample --train " + q(store_) + " --out " + q(dir_.file("bad"));
+  const std::string base = "sample --train " + shell_arg(store_) + " --out " + shell_arg(dir_.file("bad"));
   struct Case {
     std::string args, needle;
   };
@@ -161,16 +161,16 @@ TEST_F(SampleCli, BadOptionsAreOneLineUsageErrors) {
 TEST_F(SampleCli, LogisticNeedsBinaryLabels) {
   const std::string text = dir_.file("real.svm"), real = dir_.file("real.agld");
   test::write_file(text, "0.5 1:1\n1.5 2:1\n");
-  ASSERT_EQ(run_agld("convert " + q(text) + " -o " + q(real) + " -q --task regression").exit_code, 0);
-  auto r = run_agld("sample --train " + q(real) + " --out " + q(dir_.file("r")));
+  ASSERT_EQ(run_agld("convert " + shell_arg(text) + " -o " + shell_arg(real) + " -q --task regression").exit_code, 0);
+  auto r = run_agld("sample --train " + shell_arg(real) + " --out " + shell_arg(dir_.file("r")));
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.err.find("binary labels"), std::string::npos) << r.err;
-  EXPECT_EQ(run_agld("sample --model linear --iterations 100 -q --train " + q(real) + " --out " + q(dir_.file("r"))).exit_code, 0);
+  EXPECT_EQ(run_agld("sample --model linear --iterations 100 -q --train " + shell_arg(real) + " --out " + shell_arg(dir_.file("r"))).exit_code, 0);
 }
 
 TEST_F(SampleCli, DivergenceSuggestsASmallerStepAndLeavesNoFiles) {
   const std::string out = dir_.file("div");
-  auto r = run_agld("sample --train " + q(store_) + " --model linear --step 0.5 --iterations 100000 --method sgld --out " + q(out));
+  auto r = run_agld("sample --train " + shell_arg(store_) + " --model linear --step 0.5 --iterations 100000 --method sgld --out " + shell_arg(out));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("diverged"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("smaller --step"), std::string::npos) << r.err;
@@ -179,8 +179,8 @@ TEST_F(SampleCli, DivergenceSuggestsASmallerStepAndLeavesNoFiles) {
 
 TEST_F(SampleCli, SigintStopsTheRunWithCompleteOutputs) {
   const std::string out = dir_.file("stop");
-  auto r = test::run_shell(std::string(AGLD_BINARY) + " sample --train " + q(store_) +
-                           " --iterations 2000000000 --burn-in 10 --thin 1000 --out " + q(out) +
+  auto r = test::run_shell(std::string(AGLD_BINARY) + " sample --train " + shell_arg(store_) +
+                           " --iterations 2000000000 --burn-in 10 --thin 1000 --out " + shell_arg(out) +
                            " -q & pid=$!; sleep 1; kill -INT $pid; wait $pid; echo exit=$?");
   EXPECT_NE(r.out.find("exit=0"), std::string::npos) << r.out << r.err;
   const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
