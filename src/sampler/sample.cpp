@@ -174,7 +174,6 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   const bool full = r.snapshot == "full";
   if (o.batch && *o.batch == 0) return Status::invalid_argument("--batch must be at least 1");
   r.batch = full ? n_rows : std::min<uint64_t>(o.batch.value_or(kDefaultBatch), n_rows);
-  if (o.batch && *o.batch > n_rows && !full) r.batch = n_rows;
   const uint64_t per_pass = (n_rows + r.batch - 1) / r.batch;
 
   // The step: 1 / L with L = 1/s2p + c max(sum_i |x_i|^2, (N/n) max_i |x_i|^2), c bounding
@@ -244,7 +243,6 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   r.options.refresh = r.refresh;
   r.options.snapshot_batch = r.snapshot_batch;
   r.options.track_default = false;
-  (void)test;
   *out = std::move(r);
   return Status::ok();
 }
