@@ -134,6 +134,9 @@ class Store {
   // Reads chunk k, checks its CRC, decompresses and validates it into *out. With kMapped,
   // binary labels come out as +-1; with kRaw, as written in the source. Thread-safe.
   Status read_chunk(size_t k, DecodedChunk* out, Labels labels = Labels::kMapped) const;
+  // As read_chunk, from the chunk's stored bytes read by the caller (stored_size of them).
+  Status decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out,
+                      Labels labels = Labels::kMapped) const;
 
   const ReadableFile& file() const { return *file_; }
 

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "store/crc32c.hpp"
+#include "store/expand.hpp"
 #include "store/format.hpp"
 
 namespace agld {
@@ -177,80 +179,129 @@ Status Store::read_chunk(size_t k, DecodedChunk* out, Labels labels) const {
   if (k >= chunks_.size()) {
     return Status::invalid_argument(path() + ": chunk " + std::to_string(k) + " out of range");
   }
-  const ChunkInfo& c = chunks_[k];
-  auto corrupt = [&](const std::string& why) {
-    return Status::corruption(path() + ": " + chunk_name(k, c) + ": " + why);
-  };
   ByteSpan stored;
-  AGLD_RETURN_IF_ERROR(file_->view(c.offset, c.stored_size, &stored));
-  if (crc32c::value(stored.data(), stored.size()) != c.crc) return corrupt("checksum mismatch");
+  AGLD_RETURN_IF_ERROR(file_->view(chunks_[k].offset, chunks_[k].stored_size, &stored));
+  return decode_chunk(k, stored, out, labels);
+}
 
-  if (c.codec == Codec::kZstd) {
-    // Check the frame's declared size before allocating raw_size bytes for it: a damaged
-    // (or hostile) index could otherwise ask for up to 4 GiB.
-    const unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
-    if (declared == ZSTD_CONTENTSIZE_ERROR) return corrupt("zstd: not a zstd frame");
-    if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != c.raw_size) {
-      return corrupt("zstd frame holds " + std::to_string(declared) + " bytes, the index says " +
-                     std::to_string(c.raw_size));
-    }
-  }
-  const bool sparse_values = (c.flags & kChunkSparseValues) != 0;
-  const uint64_t raw_words = (uint64_t{c.raw_size} + 7) / 8;
-  // Sparse values are expanded to a dense array placed after the raw chunk.
-  out->raw_.resize(raw_words + (sparse_values ? (uint64_t{c.nnz} + 1) / 2 : 0));
-  auto* raw = reinterpret_cast<std::byte*>(out->raw_.data());
-  if (c.codec == Codec::kNone) {
-    std::copy(stored.begin(), stored.end(), raw);
-  } else {
-    thread_local ZstdDCtx dctx;
-    size_t n = ZSTD_decompressDCtx(dctx.ctx, raw, c.raw_size, stored.data(), stored.size());
-    if (ZSTD_isError(n)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
-    if (n != c.raw_size) return corrupt("decompressed to the wrong size");
-    if (c.flags & kChunkIndexShuffle) {
-      thread_local std::vector<std::byte> scratch;
-      std::byte* at = raw + 12 * uint64_t{c.row_count};
-      scratch.assign(at, at + 4 * uint64_t{c.nnz});
-      format::byte_unshuffle4(scratch.data(), at, c.nnz);
-    }
-  }
+namespace {
+
+// A chunk's raw layout (docs/format.md) in a DecodedChunk's buffer, before the checks.
+struct RawChunk {
+  double* labels;
+  const uint32_t* row_nnz;
+  uint32_t* idx;        // delta-coded while kChunkDelta is set
+  const float* values;  // dense values, or nullptr (none, or sparse: below)
+  const uint8_t* bitmap;          // sparse values: a bit per nonzero, set where stored
+  const std::byte* stored_values; // sparse values: the values not equal to 1
+  uint64_t stored_count;
+  float* dense;                   // sparse values: where they are expanded to
+};
+
+bool finite_bits(uint64_t bits) { return ((bits >> 52) & 0x7ff) != 0x7ff; }
+bool finite_bits(uint32_t bits) { return ((bits >> 23) & 0xff) != 0xff; }
+
+// Finishes a sound chunk quickly: fills the offsets, makes delta-coded indices absolute and
+// expands sparse values, checking everything explain_chunk checks. Its loops carry
+// no branch on the data: the checks accumulate into flags, and a chunk that fails any of
+// them is decoded again by explain_chunk, which names the fault. Returns whether it is sound.
+bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, uint32_t* offsets) {
   const uint32_t rows = c.row_count;
-  auto* lab = reinterpret_cast<double*>(raw);
-  auto* row_nnz = reinterpret_cast<const uint32_t*>(raw + 8 * uint64_t{rows});
-  auto* idx = reinterpret_cast<uint32_t*>(raw + 12 * uint64_t{rows});
-  const float* val = nullptr;
-  if (sparse_values) {
-    const auto* bitmap = reinterpret_cast<const uint8_t*>(raw + format::raw_prefix_size(rows, c.nnz));
-    const auto* stored_vals = reinterpret_cast<const std::byte*>(bitmap + (uint64_t{c.nnz} + 7) / 8);
-    const uint64_t count = (raw + c.raw_size - stored_vals) / 4;
-    auto* dense = reinterpret_cast<float*>(out->raw_.data() + raw_words);
+  uint64_t total = 0;
+  offsets[0] = 0;
+  for (uint32_t r = 0; r < rows; ++r) {
+    total += raw.row_nnz[r];
+    offsets[r + 1] = static_cast<uint32_t>(total);
+  }
+  // Partial sums only grow, so none exceeded nnz (< 2^32) if the last did not.
+  if (total != c.nnz) return false;
+
+  bool bad = false;
+  uint32_t* idx = raw.idx;
+  if (c.flags & kChunkDelta) {
+    // Deltas of at least 1 make every row increasing; then its last index is its largest.
+    for (uint32_t r = 0; r < rows; ++r) {
+      const uint32_t b = offsets[r], e = offsets[r + 1];
+      if (b == e) continue;
+      uint64_t cur = idx[b];
+      bool zero = false;
+      for (uint32_t p = b + 1; p < e; ++p) {
+        zero |= idx[p] == 0;
+        cur += idx[p];
+        idx[p] = static_cast<uint32_t>(cur);
+      }
+      bad |= zero | (cur >= d);
+    }
+  } else if (c.nnz > 0) {
+    // Every row is increasing iff the only places where the whole array does not increase
+    // are row starts: count both (the first loop vectorizes, the second is one step a row).
+    uint64_t falls = 0;
+    uint32_t top = idx[0];
+    for (uint32_t p = 1; p < c.nnz; ++p) {
+      falls += idx[p] <= idx[p - 1];
+      top = std::max(top, idx[p]);
+    }
+    uint64_t falls_at_starts = 0;
+    for (uint32_t r = 0; r < rows; ++r) {
+      const uint32_t b = offsets[r];
+      falls_at_starts += (b > 0) & (b < offsets[r + 1]) && idx[b] <= idx[b - 1];
+    }
+    bad |= (falls != falls_at_starts) | (top >= d);
+  }
+
+  bool nonfinite = false;
+  for (uint32_t r = 0; r < rows; ++r) {
+    uint64_t bits;
+    std::memcpy(&bits, raw.labels + r, 8);
+    nonfinite |= !finite_bits(bits);
+  }
+  if (raw.values) {
+    const auto* bits = reinterpret_cast<const uint32_t*>(raw.values);
+    for (uint32_t p = 0; p < c.nnz; ++p) nonfinite |= !finite_bits(bits[p]);
+  } else if (raw.bitmap) {
+    for (uint64_t j = 0; j < raw.stored_count; ++j) {
+      nonfinite |= !finite_bits(format::get<uint32_t>(raw.stored_values + 4 * j));
+    }
+    const uint64_t named =
+        format::expand_values(raw.bitmap, raw.stored_values, raw.stored_count, c.nnz, raw.dense);
+    if (named != raw.stored_count) return false;
+  }
+  return !(bad | nonfinite);
+}
+
+// The checks of finish_fast one at a time, each failure with its message. Also a complete
+// decoder: a chunk it passes comes out exactly as finish_fast would leave it.
+Status explain_chunk(const std::string& path, size_t k, const ChunkInfo& c, uint64_t d,
+                     const RawChunk& raw, uint32_t* offsets) {
+  auto corrupt = [&](const std::string& why) {
+    return Status::corruption(path + ": " + chunk_name(k, c) + ": " + why);
+  };
+  const uint32_t rows = c.row_count;
+  if (raw.bitmap) {
     uint64_t j = 0;
     for (uint32_t p = 0; p < c.nnz; ++p) {
-      if (bitmap[p >> 3] & (1u << (p & 7))) {
-        if (j == count) return corrupt("value bitmap names more values than are stored");
-        dense[p] = format::get<float>(stored_vals + 4 * j++);
+      if (raw.bitmap[p >> 3] & (1u << (p & 7))) {
+        if (j == raw.stored_count) return corrupt("value bitmap names more values than are stored");
+        raw.dense[p] = format::get<float>(raw.stored_values + 4 * j++);
       } else {
-        dense[p] = 1.0f;
+        raw.dense[p] = 1.0f;
       }
     }
-    if (j != count) return corrupt("value bitmap names fewer values than are stored");
-    val = dense;
-  } else if (c.flags & kChunkValues) {
-    val = reinterpret_cast<const float*>(raw + format::raw_prefix_size(rows, c.nnz));
+    if (j != raw.stored_count) return corrupt("value bitmap names fewer values than are stored");
   }
-  out->offsets_.resize(rows + 1);
+  const float* val = raw.bitmap ? raw.dense : raw.values;
   uint64_t total = 0;
-  out->offsets_[0] = 0;
+  offsets[0] = 0;
   for (uint32_t r = 0; r < rows; ++r) {
-    total += row_nnz[r];
+    total += raw.row_nnz[r];
     if (total > c.nnz) return corrupt("row lengths exceed the chunk's nonzeros");
-    out->offsets_[r + 1] = static_cast<uint32_t>(total);
+    offsets[r + 1] = static_cast<uint32_t>(total);
   }
   if (total != c.nnz) return corrupt("row lengths do not add up to the chunk's nonzeros");
-  const uint64_t d = meta_.features;
   const bool delta = (c.flags & kChunkDelta) != 0;
+  uint32_t* idx = raw.idx;
   for (uint32_t r = 0; r < rows; ++r) {
-    const uint32_t b = out->offsets_[r], e = out->offsets_[r + 1];
+    const uint32_t b = offsets[r], e = offsets[r + 1];
     if (b == e) continue;
     uint64_t prev = idx[b];
     if (prev >= d) return corrupt("feature index out of range in row " + std::to_string(c.first_row + r));
@@ -271,23 +322,93 @@ Status Store::read_chunk(size_t k, DecodedChunk* out, Labels labels) const {
     }
   }
   for (uint32_t r = 0; r < rows; ++r) {
-    if (!std::isfinite(lab[r])) return corrupt("non-finite label");
+    if (!std::isfinite(raw.labels[r])) return corrupt("non-finite label");
   }
   if (val) {
     for (uint32_t p = 0; p < c.nnz; ++p) {
       if (!std::isfinite(val[p])) return corrupt("non-finite value");
     }
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels labels) const {
+  if (k >= chunks_.size() || stored.size() != chunks_[k].stored_size) {
+    return Status::invalid_argument(path() + ": chunk " + std::to_string(k) +
+                                    " out of range or given the wrong number of bytes");
+  }
+  const ChunkInfo& c = chunks_[k];
+  auto corrupt = [&](const std::string& why) {
+    return Status::corruption(path() + ": " + chunk_name(k, c) + ": " + why);
+  };
+  if (crc32c::value(stored.data(), stored.size()) != c.crc) return corrupt("checksum mismatch");
+
+  if (c.codec == Codec::kZstd) {
+    // Check the frame's declared size before allocating raw_size bytes for it: a damaged
+    // (or hostile) index could otherwise ask for up to 4 GiB.
+    const unsigned long long declared = ZSTD_getFrameContentSize(stored.data(), stored.size());
+    if (declared == ZSTD_CONTENTSIZE_ERROR) return corrupt("zstd: not a zstd frame");
+    if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != c.raw_size) {
+      return corrupt("zstd frame holds " + std::to_string(declared) + " bytes, the index says " +
+                     std::to_string(c.raw_size));
+    }
+  }
+  const bool sparse_values = (c.flags & kChunkSparseValues) != 0;
+  const uint64_t raw_words = (uint64_t{c.raw_size} + 7) / 8;
+  // Sparse values are expanded to a dense array placed after the raw chunk (with room
+  // after it for what expand_values reads past the stored values).
+  out->raw_.resize(raw_words +
+                   (sparse_values ? (uint64_t{c.nnz} + 1) / 2 + format::kExpandOverread / 8 : 0));
+  auto* raw = reinterpret_cast<std::byte*>(out->raw_.data());
+  auto unpack = [&]() -> Status {
+    if (c.codec == Codec::kNone) {
+      std::copy(stored.begin(), stored.end(), raw);
+      return Status::ok();
+    }
+    thread_local ZstdDCtx dctx;
+    size_t n = ZSTD_decompressDCtx(dctx.ctx, raw, c.raw_size, stored.data(), stored.size());
+    if (ZSTD_isError(n)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (n != c.raw_size) return corrupt("decompressed to the wrong size");
+    if (c.flags & kChunkIndexShuffle) {
+      thread_local std::vector<std::byte> scratch;
+      std::byte* at = raw + 12 * uint64_t{c.row_count};
+      scratch.assign(at, at + 4 * uint64_t{c.nnz});
+      format::byte_unshuffle4(scratch.data(), at, c.nnz);
+    }
+    return Status::ok();
+  };
+  AGLD_RETURN_IF_ERROR(unpack());
+
+  const uint32_t rows = c.row_count;
+  RawChunk rc{};
+  rc.labels = reinterpret_cast<double*>(raw);
+  rc.row_nnz = reinterpret_cast<const uint32_t*>(raw + 8 * uint64_t{rows});
+  rc.idx = reinterpret_cast<uint32_t*>(raw + 12 * uint64_t{rows});
+  if (sparse_values) {
+    rc.bitmap = reinterpret_cast<const uint8_t*>(raw + format::raw_prefix_size(rows, c.nnz));
+    rc.stored_values = reinterpret_cast<const std::byte*>(rc.bitmap + (uint64_t{c.nnz} + 7) / 8);
+    rc.stored_count = (raw + c.raw_size - rc.stored_values) / 4;
+    rc.dense = reinterpret_cast<float*>(out->raw_.data() + raw_words);
+  } else if (c.flags & kChunkValues) {
+    rc.values = reinterpret_cast<const float*>(raw + format::raw_prefix_size(rows, c.nnz));
+  }
+  out->offsets_.resize(rows + 1);
+  if (!finish_fast(c, meta_.features, rc, out->offsets_.data())) {
+    AGLD_RETURN_IF_ERROR(unpack());  // the fast pass may have changed the indices
+    AGLD_RETURN_IF_ERROR(explain_chunk(path(), k, c, meta_.features, rc, out->offsets_.data()));
+  }
   if (labels == Labels::kMapped && meta_.label_kind == LabelKind::kBinary) {
     const double pos = meta_.label_positive;
-    for (uint32_t r = 0; r < rows; ++r) lab[r] = lab[r] == pos ? 1.0 : -1.0;
+    for (uint32_t r = 0; r < rows; ++r) rc.labels[r] = rc.labels[r] == pos ? 1.0 : -1.0;
   }
   out->first_row_ = c.first_row;
   out->row_count_ = rows;
   out->nnz_ = c.nnz;
-  out->labels_ = lab;
-  out->indices_ = idx;
-  out->values_ = val;
+  out->labels_ = rc.labels;
+  out->indices_ = rc.idx;
+  out->values_ = sparse_values ? rc.dense : rc.values;
   return Status::ok();
 }
 
