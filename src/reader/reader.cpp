@@ -822,6 +822,7 @@ class ReaderImpl final : public Reader {
   Status next(Batch* out) override {
     if (!failed_.is_ok()) return failed_;
     const size_t n = options_.batch_size;
+    if (view_in_chunk(out)) return Status::ok();
     row_ids_.clear();
     labels_.clear();
     offsets_.assign(1, 0);
@@ -866,19 +867,27 @@ class ReaderImpl final : public Reader {
       const DecodedChunk& c = box.chunk();
       const auto offsets = c.offsets();
       const bool has_values = c.has_values();
-      for (; pos_ < stop; ++pos_) {
-        const uint32_t r = slot_->rows[pos_];
-        row_ids_.push_back(c.first_row() + r);
-        labels_.push_back(c.labels()[r]);
-        const auto idx = c.indices().subspan(offsets[r], offsets[r + 1] - offsets[r]);
+      while (pos_ < stop) {
+        // A run of consecutive rows of the chunk is copied in one piece.
+        const uint32_t r0 = slot_->rows[pos_];
+        size_t end = pos_ + 1;
+        while (end < stop && slot_->rows[end] == r0 + (end - pos_)) ++end;
+        const uint32_t r1 = r0 + static_cast<uint32_t>(end - pos_);
+        const uint64_t base = indices_.size() - offsets[r0];
+        for (uint32_t r = r0; r < r1; ++r) {
+          row_ids_.push_back(c.first_row() + r);
+          offsets_.push_back(base + offsets[r + 1]);
+        }
+        labels_.insert(labels_.end(), c.labels().begin() + r0, c.labels().begin() + r1);
+        const auto idx = c.indices().subspan(offsets[r0], offsets[r1] - offsets[r0]);
         indices_.insert(indices_.end(), idx.begin(), idx.end());
         if (has_values) {
-          const auto val = c.values().subspan(offsets[r], idx.size());
+          const auto val = c.values().subspan(offsets[r0], idx.size());
           values_.insert(values_.end(), val.begin(), val.end());
         } else {
           values_.resize(values_.size() + idx.size(), 1.0f);
         }
-        offsets_.push_back(indices_.size());
+        pos_ = end;
       }
     }
     out->row_ids = row_ids_;
@@ -886,16 +895,67 @@ class ReaderImpl final : public Reader {
     out->offsets = offsets_;
     out->indices = indices_;
     out->values = values_;
+    delivered(n);
+    return Status::ok();
+  }
+
+ private:
+  void delivered(size_t n) {
     stats_.rows += n;
     ++stats_.batches;
     stats_.passes = static_cast<double>(stats_.rows) / static_cast<double>(store_.meta().rows);
     stats_.decoded_peak_bytes = memory_->peak();
     stats_.batch_bytes = 8 * (row_ids_.capacity() + labels_.capacity() + offsets_.capacity()) +
-                         4 * (indices_.capacity() + values_.capacity());
-    return Status::ok();
+                         4 * (indices_.capacity() + values_.capacity() + ones_.capacity());
   }
 
- private:
+  // A batch of consecutive rows of one decoded chunk (ca, mostly) is not copied: its views
+  // are the chunk's own arrays, which the consumer's slot keeps alive until the next
+  // next(). Only the row ids and the offsets (rebased to 0) are written.
+  bool view_in_chunk(Batch* out) {
+    const size_t n = options_.batch_size;
+    if (!slot_ || pos_ == slot_->rows.size() || slot_->rows.size() - pos_ < n) return false;
+    size_t seg = seg_;
+    while (slot_->segments[seg].end == pos_) ++seg;
+    const Segment& s = slot_->segments[seg];
+    if (!s.chunk || s.end - pos_ < n) return false;
+    const uint32_t r0 = slot_->rows[pos_];
+    for (size_t i = 1; i < n; ++i) {
+      if (slot_->rows[pos_ + i] != r0 + i) return false;
+    }
+    const ChunkBox& box = *s.chunk;
+    if (!box.done()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      box.wait();
+      stats_.wait_seconds += seconds_since(t0);
+    }
+    if (!box.status.is_ok()) return false;  // the general path fails the same way
+    const DecodedChunk& c = box.chunk();
+    const auto offsets = c.offsets();
+    const uint32_t b = offsets[r0], e = offsets[r0 + n];
+    row_ids_.resize(n);
+    offsets_.resize(n + 1);
+    for (size_t i = 0; i < n; ++i) {
+      row_ids_[i] = c.first_row() + r0 + i;
+      offsets_[i] = offsets[r0 + i] - b;
+    }
+    offsets_[n] = e - b;
+    out->row_ids = row_ids_;
+    out->labels = c.labels().subspan(r0, n);
+    out->offsets = offsets_;
+    out->indices = c.indices().subspan(b, e - b);
+    if (c.has_values()) {
+      out->values = c.values().subspan(b, e - b);
+    } else {
+      if (ones_.size() < e - b) ones_.resize(e - b, 1.0f);
+      out->values = std::span<const float>(ones_).first(e - b);
+    }
+    seg_ = seg;
+    pos_ += n;
+    delivered(n);
+    return true;
+  }
+
   // Replaces the consumed slot by the next one, and counts what producing it cost.
   Status advance() {
     std::unique_ptr<Slot> done = std::move(slot_);
@@ -996,6 +1056,7 @@ class ReaderImpl final : public Reader {
   std::unique_ptr<Slot> spare_;  // prefetch 0: the slot to refill
 
   std::vector<uint64_t> row_ids_;
+  std::vector<float> ones_;  // values of batches viewed in chunks without values
   std::vector<double> labels_;
   std::vector<uint64_t> offsets_;
   std::vector<uint32_t> indices_;
