@@ -26,7 +26,7 @@ struct ScanArgs {
   double passes = 1;
   std::string memory = "1G";
   uint64_t seed = 0;
-  size_t prefetch = 4;
+  std::string prefetch = "auto";
   size_t decode_threads = 0;
   bool json = false;
 };
@@ -69,7 +69,7 @@ int run_scan(const ScanArgs& a) {
   opt.order = a.access;
   opt.batch_size = a.batch;
   opt.seed = a.seed;
-  opt.prefetch = a.prefetch;
+  if (a.prefetch != "auto") opt.prefetch = std::stoul(a.prefetch);
   opt.decode_threads = a.decode_threads;
   opt.memory = budget > baseline ? budget - baseline : 0;
   std::unique_ptr<Reader> reader;
@@ -115,7 +115,7 @@ int run_scan(const ScanArgs& a) {
     j["access"] = a.access;
     j["batch"] = a.batch;
     j["seed"] = a.seed;
-    j["prefetch"] = a.prefetch;
+    j["prefetch"] = reader->options().prefetch;
     j["decode_threads"] = a.decode_threads;
     j["rows"] = rows;
     j["batches"] = s.batches;
@@ -150,7 +150,7 @@ int run_scan(const ScanArgs& a) {
     fmt::format_to(std::back_inserter(b), "{:<10} {}\n", key, value);
   };
   line("scan", fmt::format("{}: order {}, batches of {}, seed {}, prefetch {}, decode threads {}",
-                           store->path(), a.access, a.batch, a.seed, a.prefetch,
+                           store->path(), a.access, a.batch, a.seed, reader->options().prefetch,
                            a.decode_threads ? std::to_string(a.decode_threads) : "auto"));
   line("rows", fmt::format("{} ({:.3g} passes, {} batches) in {:.3f} s: {:.4g} rows/s", rows,
                            s.passes, s.batches, seconds, rate));
@@ -197,8 +197,19 @@ void add_scan(Cli& cli) {
       ->default_val("1G")
       ->check(size_validator());
   c->add_option("--seed", a->seed, "seed of the access order")->default_val(0);
-  c->add_option("--prefetch", a->prefetch, "chunk visits prepared ahead (0: no thread)")
-      ->default_val(4);
+  c->add_option("--prefetch", a->prefetch,
+                "chunk visits prepared ahead (0: no thread; auto: as deep as the budget allows, "
+                "4 to 16)")
+      ->default_val("auto")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "auto" || (!v.empty() && v.size() < 6 &&
+                                v.find_first_not_of("0123456789") == std::string::npos)) {
+              return "";
+            }
+            return "expected auto or a number of chunk visits, got '" + v + "'";
+          },
+          "auto|N"));
   c->add_option("--decode-threads", a->decode_threads,
                 "threads decompressing chunks, with --prefetch > 0 (0: one per core, at most 4)")
       ->default_val(0);

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -75,8 +76,12 @@ struct ReaderOptions {
   // ring), the store's file pages while a chunk is read, and the batch buffers.
   uint64_t memory = uint64_t{256} << 20;
   // How many chunk visits the background thread may prepare ahead of the consumer; 0 runs
-  // no thread (the consumer reads chunks itself). Does not change what is read.
-  size_t prefetch = 4;
+  // no thread (the consumer reads chunks itself); kAutoPrefetch (the default): as deep as
+  // the share allows, from kMinAutoPrefetch to kMaxAutoPrefetch (docs/readers.md). Does not
+  // change what is read.
+  static constexpr size_t kAutoPrefetch = std::numeric_limits<size_t>::max();
+  static constexpr size_t kMinAutoPrefetch = 4, kMaxAutoPrefetch = 16;
+  size_t prefetch = kAutoPrefetch;
   // Threads decompressing chunks, with prefetch > 0 (0: one per core, at most 4). Does not
   // change what is read.
   size_t decode_threads = 0;
@@ -105,10 +110,17 @@ class Reader {
   // once every row before it has been delivered, and again on every later call.
   virtual Status next(Batch* out) = 0;
   virtual const ReaderStats& stats() const = 0;
+  // The options the reader runs with: those given, with an automatic prefetch depth resolved.
   virtual const ReaderOptions& options() const = 0;
 };
 
-// The smallest memory share Reader::open accepts for these options on this store.
+// The options a reader opened with these would run with: an automatic prefetch depth is
+// the deepest from kMaxAutoPrefetch down to kMinAutoPrefetch whose reserve takes at most
+// half the share and which keeps the whole store in memory if kMinAutoPrefetch would.
+ReaderOptions resolve_reader_options(const Store& store, const ReaderOptions& options);
+
+// The smallest memory share Reader::open accepts for these options on this store (with an
+// automatic prefetch depth: at kMinAutoPrefetch).
 uint64_t reader_min_memory(const Store& store, const ReaderOptions& options);
 // The smallest share at which the reader keeps the whole store decoded (later passes
 // read nothing: ReaderStats::whole_store_cached).

@@ -1081,16 +1081,47 @@ std::vector<ReaderOrderInfo> reader_orders() {
   return out;
 }
 
+namespace {
+
+// The options with an automatic prefetch depth at its least.
+ReaderOptions least(ReaderOptions o) {
+  if (o.prefetch == ReaderOptions::kAutoPrefetch) o.prefetch = ReaderOptions::kMinAutoPrefetch;
+  return o;
+}
+
+}  // namespace
+
+ReaderOptions resolve_reader_options(const Store& store, const ReaderOptions& options) {
+  if (options.prefetch != ReaderOptions::kAutoPrefetch) return options;
+  // Deeper is faster out of core (more chunks read and decoded at once: a cold pass of a
+  // criteo-shaped zstd store took 0.97 s at depth 4, 0.81 at 8, 0.74 at 16), but its
+  // reserve comes out of the cache.
+  ReaderOptions o = least(options);
+  const uint64_t least_reserve = reserve_for(store, o).total();
+  const bool fits = options.memory >= least_reserve &&
+                    whole_store_fits(store, options.memory - least_reserve);
+  for (size_t p = ReaderOptions::kMaxAutoPrefetch; p > ReaderOptions::kMinAutoPrefetch; --p) {
+    ReaderOptions deeper = options;
+    deeper.prefetch = p;
+    const uint64_t r = reserve_for(store, deeper).total();
+    if (2 * r <= options.memory && whole_store_fits(store, options.memory - r) == fits) {
+      return deeper;
+    }
+  }
+  return o;
+}
+
 uint64_t reader_min_memory(const Store& store, const ReaderOptions& options) {
-  return reserve_for(store, options).total();
+  return reserve_for(store, least(options)).total();
 }
 
 uint64_t reader_whole_store_memory(const Store& store, const ReaderOptions& options) {
-  return reserve_for(store, options).total() + decoded_total(store);
+  return reserve_for(store, least(options)).total() + decoded_total(store);
 }
 
-Status Reader::open(const Store& store, const ReaderOptions& options,
+Status Reader::open(const Store& store, const ReaderOptions& given,
                     std::unique_ptr<Reader>* out) {
+  const ReaderOptions options = resolve_reader_options(store, given);
   const reader::OrderInfo* order = reader::find_order(options.order);
   if (!order) {
     std::string names;

@@ -311,6 +311,42 @@ TEST(Reader, WholeStoreMemoryIsTheShareAtWhichTheStoreIsKept) {
   }
 }
 
+// An automatic prefetch depth: as deep as fits in half the share, from 4 to 16, and never
+// at the price of the whole store no longer fitting; a depth given is kept.
+TEST(Reader, AutomaticPrefetchDepth) {
+  Fixture f(150000, 500);
+  ReaderOptions opt;
+  opt.batch_size = 100;
+  ASSERT_EQ(opt.prefetch, ReaderOptions::kAutoPrefetch);
+  ReaderOptions deepest = opt, least = opt;
+  deepest.prefetch = ReaderOptions::kMaxAutoPrefetch;
+  least.prefetch = ReaderOptions::kMinAutoPrefetch;
+  EXPECT_EQ(reader_min_memory(*f.store, opt), reader_min_memory(*f.store, least));
+
+  opt.memory = reader_min_memory(*f.store, least);  // only the least depth fits
+  EXPECT_EQ(resolve_reader_options(*f.store, opt).prefetch, ReaderOptions::kMinAutoPrefetch);
+  EXPECT_EQ(open_reader(*f.store, opt)->options().prefetch, ReaderOptions::kMinAutoPrefetch);
+
+  // Room for the deepest in half the share, the store not kept either way.
+  opt.memory = 2 * reader_min_memory(*f.store, deepest);
+  ASSERT_LT(opt.memory, reader_whole_store_memory(*f.store, least));
+  EXPECT_EQ(resolve_reader_options(*f.store, opt).prefetch, ReaderOptions::kMaxAutoPrefetch);
+  // One byte less: a depth in between.
+  opt.memory -= 1;
+  const size_t between = resolve_reader_options(*f.store, opt).prefetch;
+  EXPECT_LT(between, ReaderOptions::kMaxAutoPrefetch);
+  EXPECT_GT(between, ReaderOptions::kMinAutoPrefetch);
+
+  // The store just kept at the least depth: kept at the depth chosen too.
+  opt.memory = reader_whole_store_memory(*f.store, opt);
+  EXPECT_TRUE(open_reader(*f.store, opt)->stats().whole_store_cached);
+
+  ReaderOptions given = opt;
+  given.prefetch = 2;
+  EXPECT_EQ(resolve_reader_options(*f.store, given).prefetch, 2u);
+  EXPECT_EQ(open_reader(*f.store, given)->options().prefetch, 2u);
+}
+
 TEST(Reader, RejectsBadOptions) {
   Fixture f(100, 10);
   std::unique_ptr<Reader> r;
