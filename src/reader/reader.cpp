@@ -8,18 +8,17 @@
 // chunks' row indexes.
 //
 // Determinism: the producer alone decides, in the order of the sequence, which visits hit
-// the cache and which read their chunk, and what the cache evicts; decode threads only fill
+// the cache and which read their chunk, and what the cache keeps; decode threads only fill
 // in chunks already placed. So every statistic is a function of the sequence, and a chunk
 // that fails to decode fails at the consumer, after every row before it.
 //
 // Memory (docs/readers.md): every decoded chunk is counted from its decode to its last
 // release. Live decoded bytes are the cache (<= its capacity, which counts a chunk from the
-// moment it is placed, decoded or not) plus chunks pinned by slots not yet consumed but
-// already evicted. A slot holds at most one chunk read from the file, so at most
-// (prefetch + 2) slots are unconsumed (ring, the consumer's, the producer's); each such read
-// evicts at most two chunks' worth of bytes, hence the ring reserve of 2 (prefetch + 2)
-// chunks. A chunk being read belongs to an unconsumed slot (the consumer cannot pass it
-// before it is decoded), so at most (prefetch + 2) chunks are read at once. Out of core,
+// moment it is placed, decoded or not) plus chunks read but not kept by the cache (once it
+// is full it keeps what it holds: reader/chunk_cache.hpp), pinned by the slots not yet
+// consumed, plus the buffers kept for reuse. A slot holds at most one chunk read from the
+// file, so at most (prefetch + 2) slots are unconsumed (ring, the consumer's, the
+// producer's), and as many chunks are read at once or held outside the cache. Out of core,
 // decoded chunks' buffers are reused (ChunkMemory), so that reading allocates nothing once
 // the cache has filled.
 #include "agld/reader.hpp"
@@ -128,10 +127,12 @@ struct Reserve {
   uint64_t total() const { return ring + file + batch; }
 };
 
-// Buffers of decoded chunks kept for reuse (ChunkMemory): what evictions give back is taken
-// at once by the chunk placed, so these hold the buffers of evicted chunks the consumer
-// still held, one per decode thread (or for the producer) and one more.
-size_t kept_buffers(const ReaderOptions& o) { return std::max<size_t>(decode_threads(o), 1) + 1; }
+// Buffers of decoded chunks kept for reuse (ChunkMemory): those of the chunks not kept by
+// the cache, given back as the consumer lets go of them (at most one per unconsumed slot),
+// one per decode thread (or for the producer) and one more.
+size_t kept_buffers(const ReaderOptions& o) {
+  return (o.prefetch + 2) + std::max<size_t>(decode_threads(o), 1) + 1;
+}
 
 Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   uint64_t max_stored = 0, max_nnz = 0;
@@ -143,12 +144,12 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   const StoreMeta& m = store.meta();
   const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
   Reserve r;
-  // Two chunks per unconsumed slot (the header comment), one for what the allocator holds
+  // A chunk per unconsumed slot (the header comment), one for what the allocator holds
   // between a chunk freed and the next of another size (measured: about one chunk), the
   // buffers kept for reuse and the template. Each decoding thread also holds a zstd context
   // and a scratch copy of the index column (Store::read_chunk).
   const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
-  r.ring = (2 * (o.prefetch + 2) + 2 + kept_buffers(o)) * max_decoded +
+  r.ring = ((o.prefetch + 2) + 2 + kept_buffers(o)) * max_decoded +
            threads * (4 * max_nnz + (256 << 10));
   // The chunks asked for and not yet dropped: one per unconsumed slot, and the next chunk of
   // the plan; each with the pages either side that a fault maps around itself.
@@ -234,9 +235,9 @@ class ChunkMemory {
   }
 
   // A kept buffer that holds chunk c without growing (the smallest), or null. Called by the
-  // producer when it places a chunk, just after the cache has evicted (and so given back)
-  // what the chunk replaces: buffers then go round without the allocator, however far the
-  // producer runs ahead of the decode threads.
+  // producer when it places a chunk: the buffers of chunks the cache did not keep, given
+  // back as the consumer lets go of them, then go round without the allocator, however far
+  // the producer runs ahead of the decode threads.
   std::unique_ptr<Buffer> take_kept(const ChunkInfo& c) {
     const uint64_t words = chunk_words(c);
     std::lock_guard<std::mutex> lock(mu_);
@@ -503,12 +504,13 @@ class Producer {
       : store_(store),
         plan_(std::move(cursor)),
         io_(store.file()),
-        cache_(store.chunk_count(), setup.direct ? 0 : setup.capacity),
+        cache_(store.chunk_count(), setup.direct ? 0 : setup.capacity,
+               reader::CachePolicy::kKeepWhatItHolds),
         memory_(std::move(memory)),
         look_ahead_(look_ahead_rows(store)),
         // In the cache a chunk counts for what it was decoded into: out of core, a reused
-        // buffer, which may have held a larger chunk; when the store fits, nothing is
-        // evicted, so every chunk has a fresh buffer of its own size.
+        // buffer, which may have held a larger chunk; when the store fits, every chunk is
+        // kept, each in a fresh buffer of its own size.
         charge_max_(setup.fits ? 0 : max_decoded_bytes(store)),
         direct_(setup.direct),
         rows_(store),
@@ -709,7 +711,7 @@ class Producer {
     slot->bytes_decompressed += info.raw_size;
     evicted_.clear();
     cache_.insert(k, box, charge_max_ ? charge_max_ : decoded_bytes(info), &evicted_);
-    box->buffer = memory_->take_kept(info);  // what the eviction gave back, if anything
+    box->buffer = memory_->take_kept(info);  // a buffer the consumer let go of, if any
     if (pool_) {
       pool_->submit(box);
     } else {

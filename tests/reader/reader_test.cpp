@@ -272,6 +272,41 @@ TEST(Reader, CacheStaysWithinItsShare) {
   }
 }
 
+// Out of core, the cache keeps the chunks it first held: every later pass of ca finds the
+// same chunks there (least recently used out would evict each chunk just before its next
+// use and never hit); br finds about as many, in its own order.
+TEST(Reader, LaterPassesHitWhatTheCacheHolds) {
+  Fixture f(20000, 500);
+  const size_t n = f.store->chunk_count();
+  ReaderOptions opt;
+  opt.batch_size = 100;
+  opt.prefetch = 3;
+  opt.memory = (reader_min_memory(*f.store, opt) + reader_whole_store_memory(*f.store, opt)) / 2;
+  for (const char* order : {"ca", "br"}) {
+    SCOPED_TRACE(order);
+    opt.order = order;
+    auto reader = open_reader(*f.store, opt);
+    read_ids(*reader, f.ref, f.rows());
+    const ReaderStats first = reader->stats();
+    EXPECT_FALSE(first.whole_store_cached);
+    EXPECT_EQ(first.cache_hits, 0u);
+    EXPECT_EQ(first.cache_misses, n);
+    read_ids(*reader, f.ref, f.rows());
+    const uint64_t held = reader->stats().cache_hits;
+    read_ids(*reader, f.ref, f.rows());
+    const uint64_t third = reader->stats().cache_hits - held;
+    // Half the store's decoded bytes less the ring's share: a third to a half of the chunks.
+    EXPECT_GT(held, n / 4);
+    EXPECT_LT(held, n);
+    if (std::string(order) == "ca") {
+      EXPECT_EQ(third, held);
+    } else {
+      EXPECT_GT(third, 0u);
+    }
+    EXPECT_EQ(reader->stats().chunks_decompressed, 3 * n - held - third);
+  }
+}
+
 TEST(Reader, WholeStoreIsReadOnce) {
   Fixture f(kRows, kChunkRows);
   uint64_t stored = 0, raw = 0;
