@@ -23,6 +23,7 @@
 // the cache has filled.
 #include "agld/reader.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -110,6 +111,9 @@ uint64_t max_decoded_bytes(const Store& store) {
   }
   return 8 * words + 8 * (rows + 1);
 }
+
+// Names the calling thread (top -H, perf, gdb show it).
+void name_this_thread(const char* name) { ::pthread_setname_np(::pthread_self(), name); }
 
 // Decode threads for these options: none inline (prefetch 0); more than one per chunk
 // that can be in flight would idle.
@@ -447,7 +451,12 @@ class IoWindow {
 class DecodePool {
  public:
   DecodePool(size_t threads, std::function<void(ChunkBox*)> decode) : decode_(std::move(decode)) {
-    for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+    for (size_t i = 0; i < threads; ++i) {
+      threads_.emplace_back([this] {
+        name_this_thread("agld-decode");
+        run();
+      });
+    }
   }
   ~DecodePool() {
     {
@@ -803,7 +812,12 @@ class ReaderImpl final : public Reader {
     values_.reserve(n * avg_nnz);
     stats_.cache_capacity_bytes = setup.capacity;
     stats_.whole_store_cached = setup.fits;
-    if (options_.prefetch > 0) worker_ = std::thread([this] { work(); });
+    if (options_.prefetch > 0) {
+      worker_ = std::thread([this] {
+        name_this_thread("agld-produce");
+        work();
+      });
+    }
   }
 
   ~ReaderImpl() override {
