@@ -1,5 +1,6 @@
-// Expanding sparse values: the vector path against the plain loop, and against the
-// definition, including bitmaps that name more or fewer values than are stored.
+// The decoder's vector kernels against their definitions: expanding sparse values (the
+// AVX2 path and the plain loop, including bitmaps that name more or fewer values than are
+// stored), and un-transposing byte-shuffled indices.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "store/expand.hpp"
+#include "store/format.hpp"
 
 namespace agld::format {
 namespace {
@@ -48,6 +50,27 @@ TEST(ExpandValues, MatchesTheDefinition) {
         }
       }
     }
+  }
+}
+
+TEST(ByteShuffle4, UnshuffleInvertsShuffle) {
+  const uint32_t seed = 11;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (uint64_t n = 0; n < 100; ++n) {
+    std::vector<uint32_t> v(n);
+    for (uint32_t& x : v) x = static_cast<uint32_t>(rng());
+    std::vector<std::byte> planes(4 * n), back(4 * n);
+    byte_shuffle4(reinterpret_cast<const std::byte*>(v.data()), planes.data(), n);
+    for (uint64_t i = 0; i < n; ++i) {  // the definition: plane b holds byte b of each
+      for (int b = 0; b < 4; ++b) {
+        ASSERT_EQ(uint8_t(planes[b * n + i]), uint8_t(v[i] >> (8 * b))) << n;
+      }
+    }
+    byte_unshuffle4(planes.data(), back.data(), n);
+    std::vector<uint32_t> got(n);
+    std::memcpy(got.data(), back.data(), 4 * n);
+    ASSERT_EQ(got, v) << n;
   }
 }
 
