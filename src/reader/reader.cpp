@@ -30,6 +30,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -808,8 +809,8 @@ class ReaderImpl final : public Reader {
     row_ids_.reserve(n);
     labels_.reserve(n);
     offsets_.reserve(n + 1);
-    indices_.reserve(n * avg_nnz);
-    values_.reserve(n * avg_nnz);
+    indices_.resize(n * avg_nnz);
+    values_.resize(n * avg_nnz);
     stats_.cache_capacity_bytes = setup.capacity;
     stats_.whole_store_cached = setup.fits;
     if (options_.prefetch > 0) {
@@ -842,8 +843,7 @@ class ReaderImpl final : public Reader {
     row_ids_.clear();
     labels_.clear();
     offsets_.assign(1, 0);
-    indices_.clear();
-    values_.clear();
+    nnz_ = 0;
     while (row_ids_.size() < n) {
       if (!slot_ || pos_ == slot_->rows.size()) {
         Status st = advance();
@@ -862,11 +862,8 @@ class ReaderImpl final : public Reader {
           const uint32_t i = slot_->rows[pos_];
           row_ids_.push_back(d.ids[i]);
           labels_.push_back(d.labels[i]);
-          indices_.insert(indices_.end(), d.indices.begin() + d.offsets[i],
-                          d.indices.begin() + d.offsets[i + 1]);
-          values_.insert(values_.end(), d.values.begin() + d.offsets[i],
-                         d.values.begin() + d.offsets[i + 1]);
-          offsets_.push_back(indices_.size());
+          append(d.indices.data() + d.offsets[i], d.values.data() + d.offsets[i],
+                 d.offsets[i + 1] - d.offsets[i]);
         }
         continue;
       }
@@ -882,40 +879,43 @@ class ReaderImpl final : public Reader {
       }
       const DecodedChunk& c = box.chunk();
       const auto offsets = c.offsets();
-      const bool has_values = c.has_values();
-      while (pos_ < stop) {
-        // A run of consecutive rows of the chunk is copied in one piece.
-        const uint32_t r0 = slot_->rows[pos_];
-        size_t end = pos_ + 1;
-        while (end < stop && slot_->rows[end] == r0 + (end - pos_)) ++end;
-        const uint32_t r1 = r0 + static_cast<uint32_t>(end - pos_);
-        const uint64_t base = indices_.size() - offsets[r0];
-        for (uint32_t r = r0; r < r1; ++r) {
-          row_ids_.push_back(c.first_row() + r);
-          offsets_.push_back(base + offsets[r + 1]);
-        }
-        labels_.insert(labels_.end(), c.labels().begin() + r0, c.labels().begin() + r1);
-        const auto idx = c.indices().subspan(offsets[r0], offsets[r1] - offsets[r0]);
-        indices_.insert(indices_.end(), idx.begin(), idx.end());
-        if (has_values) {
-          const auto val = c.values().subspan(offsets[r0], idx.size());
-          values_.insert(values_.end(), val.begin(), val.end());
-        } else {
-          values_.resize(values_.size() + idx.size(), 1.0f);
-        }
-        pos_ = end;
+      const uint32_t* idx = c.indices().data();
+      const float* val = c.has_values() ? c.values().data() : nullptr;
+      for (; pos_ < stop; ++pos_) {
+        const uint32_t r = slot_->rows[pos_];
+        row_ids_.push_back(c.first_row() + r);
+        labels_.push_back(c.labels()[r]);
+        append(idx + offsets[r], val ? val + offsets[r] : nullptr, offsets[r + 1] - offsets[r]);
       }
     }
     out->row_ids = row_ids_;
     out->labels = labels_;
     out->offsets = offsets_;
-    out->indices = indices_;
-    out->values = values_;
+    out->indices = std::span<const uint32_t>(indices_).first(nnz_);
+    out->values = std::span<const float>(values_).first(nnz_);
     delivered(n);
     return Status::ok();
   }
 
  private:
+  // Appends a row's entries to the batch (values null: all 1). The buffers only grow, so
+  // that a copy is a memcpy with no per-row bookkeeping.
+  void append(const uint32_t* idx, const float* val, size_t len) {
+    if (nnz_ + len > indices_.size()) {
+      const size_t grown = std::max(nnz_ + len, 2 * indices_.size());
+      indices_.resize(grown);
+      values_.resize(grown);
+    }
+    std::memcpy(indices_.data() + nnz_, idx, 4 * len);
+    if (val) {
+      std::memcpy(values_.data() + nnz_, val, 4 * len);
+    } else {
+      std::fill_n(values_.data() + nnz_, len, 1.0f);
+    }
+    nnz_ += len;
+    offsets_.push_back(nnz_);
+  }
+
   void delivered(size_t n) {
     stats_.rows += n;
     ++stats_.batches;
@@ -1075,8 +1075,9 @@ class ReaderImpl final : public Reader {
   std::vector<float> ones_;  // values of batches viewed in chunks without values
   std::vector<double> labels_;
   std::vector<uint64_t> offsets_;
-  std::vector<uint32_t> indices_;
+  std::vector<uint32_t> indices_;  // the first nnz_ are the batch's
   std::vector<float> values_;
+  size_t nnz_ = 0;
 
   // The ring, shared with the worker.
   std::mutex mu_;
