@@ -494,6 +494,11 @@ TEST(Reader, ScanCommand) {
     }
     EXPECT_GT(j["peak_rss_bytes"].get<uint64_t>(), 0u);
     EXPECT_EQ(j["chunks_decompressed"].get<uint64_t>(), f.store->chunk_count());
+    // 2.5 passes: the first pass's time, and the rate of the rows after it.
+    EXPECT_GT(j["first_pass_seconds"].get<double>(), 0);
+    EXPECT_LE(j["first_pass_seconds"].get<double>(), j["seconds"].get<double>());
+    EXPECT_GT(j["later_rows_per_s"].get<double>(), 0);
+    EXPECT_EQ(j["prefetch"].get<uint64_t>(), ReaderOptions::kMaxAutoPrefetch);  // 200M: room
   }
   auto r = test::run_agld("scan " + store + " --access rr --batch 10 --passes 0.01 --memory 200M");
   ASSERT_EQ(r.exit_code, 0) << r.err;
