@@ -504,7 +504,7 @@ std::vector<std::byte> raw_chunk(const std::vector<double>& labels, const std::v
   p += 4 * row_nnz.size();
   std::memcpy(p, idx.data(), 4 * idx.size());
   p += 4 * idx.size();
-  std::memcpy(p, val.data(), 4 * val.size());
+  if (!val.empty()) std::memcpy(p, val.data(), 4 * val.size());
   return b;
 }
 

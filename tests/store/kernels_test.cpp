@@ -3,6 +3,7 @@
 // stored), and un-transposing byte-shuffled indices.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -38,7 +39,8 @@ TEST(ExpandValues, MatchesTheDefinition) {
         if (change == -1 && stored.empty()) continue;
         const uint64_t count = stored.size() + change;
         std::vector<std::byte> bytes(4 * count + kExpandOverread, std::byte{0x7f});
-        std::memcpy(bytes.data(), stored.data(), 4 * std::min<uint64_t>(count, stored.size()));
+        std::copy_n(stored.begin(), std::min<uint64_t>(count, stored.size()),
+                    reinterpret_cast<float*>(bytes.data()));
         std::vector<float> fast(nnz, -1), plain(nnz, -1);
         const uint64_t a = expand_values(bitmap.data(), bytes.data(), count, nnz, fast.data());
         const uint64_t b = expand_values_portable(bitmap.data(), bytes.data(), count, nnz, plain.data());
@@ -69,7 +71,7 @@ TEST(ByteShuffle4, UnshuffleInvertsShuffle) {
     }
     byte_unshuffle4(planes.data(), back.data(), n);
     std::vector<uint32_t> got(n);
-    std::memcpy(got.data(), back.data(), 4 * n);
+    if (n > 0) std::memcpy(got.data(), back.data(), 4 * n);
     ASSERT_EQ(got, v) << n;
   }
 }
