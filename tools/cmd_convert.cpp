@@ -18,6 +18,7 @@ struct ConvertArgs {
   bool json = false;
   bool delta = false;
   bool no_index_shuffle = false;
+  bool raw_literals = false;
 };
 
 void draw_progress(const ConvertProgress& p) {
@@ -38,6 +39,7 @@ int run_convert(ConvertArgs& a) {
   a.opt.memory = parse_size(a.memory);
   a.opt.delta = a.delta;
   a.opt.index_shuffle = !a.no_index_shuffle;
+  a.opt.raw_literals = a.raw_literals;
   const bool show = !a.quiet && stderr_is_tty();
   ConvertReport rep;
   ConvertProgressFn progress;
@@ -122,6 +124,9 @@ void add_convert(Cli& cli) {
   c->add_flag("--skip-bad-lines", a->opt.skip_bad_lines, "skip and count bad lines instead of stopping");
   c->add_flag("--delta", a->delta, "delta-code indices within rows before zstd (off: it hurts on criteo/kdd12)");
   c->add_flag("--no-index-shuffle", a->no_index_shuffle, "do not byte-transpose the index column before zstd");
+  c->add_flag("--raw-literals", a->raw_literals,
+              "zstd without Huffman-coded literals: a larger store that decompresses faster "
+              "(for reading short of CPU; docs/readers.md)");
   c->add_flag("-q,--quiet", a->quiet, "no progress line and no summary");
   c->add_flag("--json", a->json, "print a JSON report on stdout");
   c->callback([&cli, a] { cli.exit_code = run_convert(*a); });

@@ -130,7 +130,8 @@ int run_info(const InfoArgs& a) {
                     {"index_base", o.index_base},   {"features", o.features ? nlohmann::json(*o.features) : nlohmann::json()},
                     {"task", o.task},               {"shuffle", o.shuffle},
                     {"seed", o.seed},               {"test_fraction", o.test_fraction},
-                    {"part", o.part},               {"skip_bad_lines", o.skip_bad_lines}};
+                    {"part", o.part},               {"skip_bad_lines", o.skip_bad_lines},
+                    {"raw_literals", o.raw_literals}};
     if (a.verify) {
       j["verify"] = {{"ok", true},
                      {"seconds", verify_seconds},
@@ -163,7 +164,10 @@ int run_info(const InfoArgs& a) {
   line("row norms", fmt::format("max |x|^2 {:.6g}, mean |x|^2 {:.6g}", m.row_sq_norm_max, norm_mean));
   line("empty rows", fmt::format("{}", m.empty_rows));
   line("chunks", fmt::format("{} ({}{}; up to {} rows or {} raw)", store->chunk_count(), m.options.compression,
-                             m.options.compression == "zstd" ? fmt::format(" level {}", m.options.level) : "",
+                             m.options.compression == "zstd"
+                                 ? fmt::format(" level {}{}", m.options.level,
+                                               m.options.raw_literals ? ", raw literals" : "")
+                                 : "",
                              m.options.chunk_rows, human_bytes(static_cast<double>(m.options.chunk_bytes))));
   line("bytes", fmt::format("raw {}, stored {} (compression ratio {:.2f}), file {}", human_bytes(static_cast<double>(raw)),
                             human_bytes(static_cast<double>(stored)), ratio,

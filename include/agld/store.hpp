@@ -61,6 +61,7 @@ struct StoreOptions {
   double test_fraction = 0;
   std::string part = "all";  // "all", "train" or "test"
   bool skip_bad_lines = false;
+  bool raw_literals = false;
 };
 
 struct StoreMeta {
@@ -152,6 +153,7 @@ struct ChunkCodec {
   int level = 1;
   bool delta = false;        // delta-code indices (zstd only; measured to hurt on criteo/kdd12)
   bool index_shuffle = true;  // byte-transpose the index column (zstd only; faster, smaller)
+  bool raw_literals = false;  // no Huffman coding of zstd's literals (larger, decodes faster)
 };
 
 // A chunk encoded for writing: its stored bytes and index entry (offset, first_row unset).

@@ -239,6 +239,10 @@ Status Converter::validate() {
   }
   codec_.delta = opt_.delta;
   codec_.index_shuffle = opt_.index_shuffle;
+  codec_.raw_literals = opt_.raw_literals;
+  if (opt_.raw_literals && codec_.codec != Codec::kZstd) {
+    return Status::invalid_argument("--raw-literals applies to zstd compression only");
+  }
   if (opt_.chunk_rows == 0 || opt_.chunk_rows > (uint64_t{1} << 31)) {
     return Status::invalid_argument("--chunk-rows must be between 1 and 2^31");
   }
@@ -688,6 +692,7 @@ Status Converter::finish() {
     o.test_fraction = opt_.test_fraction;
     o.part = s.part;
     o.skip_bad_lines = opt_.skip_bad_lines;
+    o.raw_literals = codec_.codec == Codec::kZstd && codec_.raw_literals;
     m.skipped_lines = skipped_;
     m.created_by = std::string("agld ") + kVersion;
     AGLD_RETURN_IF_ERROR(s.writer->finish_uncommitted(std::move(m)));

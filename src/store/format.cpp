@@ -125,7 +125,8 @@ std::string encode_meta(const StoreMeta& m) {
                   {"seed", o.seed},
                   {"test_fraction", o.test_fraction},
                   {"part", o.part},
-                  {"skip_bad_lines", o.skip_bad_lines}};
+                  {"skip_bad_lines", o.skip_bad_lines},
+                  {"raw_literals", o.raw_literals}};
   j["skipped_lines"] = m.skipped_lines;
   j["created_by"] = m.created_by;
   return j.dump(2);
@@ -193,6 +194,7 @@ Status decode_meta(const std::string& text, StoreMeta* m) {
       read_opt(o, "test_fraction", &opt.test_fraction);
       read_opt(o, "part", &opt.part);
       read_opt(o, "skip_bad_lines", &opt.skip_bad_lines);
+      read_opt(o, "raw_literals", &opt.raw_literals);
     }
     read_opt(j, "skipped_lines", &m->skipped_lines);
     read_opt(j, "created_by", &m->created_by);

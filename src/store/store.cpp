@@ -1,6 +1,7 @@
 // Reading and writing stores (docs/format.md).
 #include "agld/store.hpp"
 
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_literalCompressionMode (encode_chunk)
 #include <zstd.h>
 
 #include <algorithm>
@@ -487,8 +488,22 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
       format::byte_shuffle4(plain.data(), at, nnz);
     }
     out->bytes.resize(ZSTD_compressBound(raw_size));
-    size_t m = ZSTD_compressCCtx(cctx.ctx, out->bytes.data(), out->bytes.size(), raw.data(),
-                                 raw_size, codec.level);
+    size_t m;
+    if (codec.raw_literals) {
+      // Literals stored as they are: the frame is standard zstd, only the compressor's
+      // parameter is experimental (ZSTD_STATIC_LINKING_ONLY; libzstd accepts it at run time).
+      thread_local ZstdCCtx raw_cctx;
+      ZSTD_CCtx_setParameter(raw_cctx.ctx, ZSTD_c_compressionLevel, codec.level);
+      const size_t set = ZSTD_CCtx_setParameter(raw_cctx.ctx, ZSTD_c_literalCompressionMode,
+                                                ZSTD_ps_disable);
+      if (ZSTD_isError(set)) {
+        return Status::not_supported(std::string("zstd: raw literals: ") + ZSTD_getErrorName(set));
+      }
+      m = ZSTD_compress2(raw_cctx.ctx, out->bytes.data(), out->bytes.size(), raw.data(), raw_size);
+    } else {
+      m = ZSTD_compressCCtx(cctx.ctx, out->bytes.data(), out->bytes.size(), raw.data(), raw_size,
+                            codec.level);
+    }
     if (ZSTD_isError(m)) return Status::internal(std::string("zstd: ") + ZSTD_getErrorName(m));
     out->bytes.resize(m);
   }

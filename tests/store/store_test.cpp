@@ -54,6 +54,7 @@ struct RoundTripCase {
   bool binary_values;
   bool binary_labels;
   bool index_shuffle = true;
+  bool raw_literals = false;
 };
 
 class StoreRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
@@ -71,7 +72,7 @@ TEST_P(StoreRoundTrip, MatchesReference) {
     spec.binary_labels = p.binary_labels;
     SparseRows ref = test::random_matrix(spec, rng);
     const std::string path = dir.file("s" + std::to_string(trial) + ".agld");
-    ChunkCodec codec{p.codec, 3, p.delta, p.index_shuffle};
+    ChunkCodec codec{p.codec, 3, p.delta, p.index_shuffle, p.raw_literals};
     ASSERT_TRUE(write_store(path, ref, p.chunk_rows, codec, spec.features).is_ok());
     std::unique_ptr<Store> s;
     Status st = Store::open(path, &s);
@@ -117,7 +118,28 @@ INSTANTIATE_TEST_SUITE_P(
                       RoundTripCase{1, Codec::kNone, false, true, false},
                       RoundTripCase{13, Codec::kNone, false, false, true},
                       RoundTripCase{100000, Codec::kNone, false, true, true},
-                      RoundTripCase{250, Codec::kZstd, true, true, false}));
+                      RoundTripCase{250, Codec::kZstd, true, true, false},
+                      RoundTripCase{64, Codec::kZstd, false, false, false, true, true},
+                      RoundTripCase{501, Codec::kZstd, true, false, true, false, true}));
+
+// Raw literals change the stored bytes (and only them): the literals of a chunk of random
+// indices are left unencoded, so the chunk is larger, and decodes to the same rows.
+TEST(StoreRawLiterals, LargerFramesSameRows) {
+  const uint64_t seed = test::test_seed(99);
+  std::mt19937_64 rng(seed);
+  RandomMatrixSpec spec;
+  spec.rows = 2000;
+  spec.features = 1000000;
+  SparseRows ref = test::random_matrix(spec, rng);
+  EncodedChunk huffman, raw;
+  ASSERT_TRUE(encode_chunk(ref, 0, ref.rows(), ChunkCodec{Codec::kZstd, 1}, &huffman).is_ok());
+  ChunkCodec raw_codec{Codec::kZstd, 1};
+  raw_codec.raw_literals = true;
+  ASSERT_TRUE(encode_chunk(ref, 0, ref.rows(), raw_codec, &raw).is_ok());
+  EXPECT_GT(raw.bytes.size(), huffman.bytes.size());
+  EXPECT_EQ(raw.info.raw_size, huffman.info.raw_size);
+  EXPECT_EQ(raw.info.flags, huffman.info.flags);
+}
 
 TEST(Store, ValueLayoutIsTheSmallest) {
   // All ones: no value array. No ones: dense values. Some ones: bitmap + the others.

@@ -129,6 +129,8 @@ TEST(Cli, ExitCodesAndOneLineErrors) {
   expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --compression lz4"), 64, "--compression");
   expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --chunk-bytes 12Q"), 64, "size");
   expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --test-fraction 0.2"), 64, "--test-output");
+  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --compression none --raw-literals"), 64,
+                        "--raw-literals");
   expect_one_line_error(run_agld("frobnicate"), 64, "");
   expect_one_line_error(run_agld("convert " + shell_arg(dir.file("missing.svm")) + " -o " + shell_arg(dir.file("o.agld"))), 66,
                         "missing.svm: no such file");
@@ -148,6 +150,22 @@ TEST(Cli, ExitCodesAndOneLineErrors) {
   expect_one_line_error(run_agld("convert " + shell_arg(out) + " -o " + shell_arg(out)), 64, "overwrite an input");
   EXPECT_EQ(run_agld("--help").exit_code, 0);
   EXPECT_EQ(run_agld("--version").out, "agld 0.1.0\n");
+}
+
+// --raw-literals is recorded in the store's options and shown by info; the rows are the same.
+TEST(Cli, RawLiteralsStoreReadsTheSame) {
+  TempDir dir;
+  const std::string plain = dir.file("plain.agld"), raw = dir.file("raw.agld");
+  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(plain) + " -q").exit_code, 0);
+  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(raw) + " -q --raw-literals").exit_code, 0);
+  auto info = run_agld("info " + shell_arg(raw) + " --json --verify");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  auto j = nlohmann::json::parse(info.out);
+  EXPECT_TRUE(j["options"]["raw_literals"].get<bool>());
+  EXPECT_TRUE(j["verify"]["ok"].get<bool>());
+  EXPECT_FALSE(nlohmann::json::parse(run_agld("info " + shell_arg(plain) + " --json").out)["options"]["raw_literals"].get<bool>());
+  EXPECT_NE(run_agld("info " + shell_arg(raw)).out.find("raw literals"), std::string::npos);
+  EXPECT_EQ(run_agld("dump " + shell_arg(raw)).out, run_agld("dump " + shell_arg(plain)).out);
 }
 
 TEST(Cli, SkipBadLinesReportsThem) {
