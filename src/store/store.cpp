@@ -279,16 +279,10 @@ Status explain_chunk(const std::string& path, size_t k, const ChunkInfo& c, uint
   };
   const uint32_t rows = c.row_count;
   if (raw.bitmap) {
-    uint64_t j = 0;
-    for (uint32_t p = 0; p < c.nnz; ++p) {
-      if (raw.bitmap[p >> 3] & (1u << (p & 7))) {
-        if (j == raw.stored_count) return corrupt("value bitmap names more values than are stored");
-        raw.dense[p] = format::get<float>(raw.stored_values + 4 * j++);
-      } else {
-        raw.dense[p] = 1.0f;
-      }
-    }
-    if (j != raw.stored_count) return corrupt("value bitmap names fewer values than are stored");
+    const uint64_t named =
+        format::expand_values(raw.bitmap, raw.stored_values, raw.stored_count, c.nnz, raw.dense);
+    if (named > raw.stored_count) return corrupt("value bitmap names more values than are stored");
+    if (named < raw.stored_count) return corrupt("value bitmap names fewer values than are stored");
   }
   const float* val = raw.bitmap ? raw.dense : raw.values;
   uint64_t total = 0;
