@@ -868,11 +868,7 @@ class ReaderImpl final : public Reader {
         continue;
       }
       const ChunkBox& box = *s.chunk;
-      if (!box.done()) {  // still being decoded
-        const auto t0 = std::chrono::steady_clock::now();
-        box.wait();
-        stats_.wait_seconds += seconds_since(t0);
-      }
+      wait_for(box);
       if (!box.status.is_ok()) {
         failed_ = box.status;
         return failed_;
@@ -898,6 +894,14 @@ class ReaderImpl final : public Reader {
   }
 
  private:
+  // Waits for a chunk still being decoded, counting the time as waiting for data.
+  void wait_for(const ChunkBox& box) {
+    if (box.done()) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    box.wait();
+    stats_.wait_seconds += seconds_since(t0);
+  }
+
   // Appends a row's entries to the batch (values null: all 1). The buffers only grow, so
   // that a copy is a memcpy with no per-row bookkeeping.
   void append(const uint32_t* idx, const float* val, size_t len) {
@@ -940,11 +944,7 @@ class ReaderImpl final : public Reader {
       if (slot_->rows[pos_ + i] != r0 + i) return false;
     }
     const ChunkBox& box = *s.chunk;
-    if (!box.done()) {
-      const auto t0 = std::chrono::steady_clock::now();
-      box.wait();
-      stats_.wait_seconds += seconds_since(t0);
-    }
+    wait_for(box);
     if (!box.status.is_ok()) return false;  // the general path fails the same way
     const DecodedChunk& c = box.chunk();
     const auto offsets = c.offsets();
