@@ -36,24 +36,21 @@ class ChunkCache {
   // Whether chunk k's entry is there (its place in the order unchanged).
   bool contains(size_t k) const { return where_[k] != lru_.end(); }
   // Adds chunk k's entry (bytes of memory), making room as the policy says: evicting least
-  // recently used entries until the cache holds at most its capacity (their chunk numbers
-  // are appended to *evicted), or not keeping the entry. An entry larger than the whole
-  // capacity is not kept. Returns whether the entry was kept.
-  bool insert(size_t k, std::shared_ptr<T> value, uint64_t bytes, std::vector<size_t>* evicted) {
-    if (where_[k] != lru_.end() || bytes > capacity_) return false;
-    if (policy_ == CachePolicy::kKeepWhatItHolds && bytes_ + bytes > capacity_) return false;
+  // recently used entries until the cache holds at most its capacity, or not keeping the
+  // entry. An entry larger than the whole capacity is not kept.
+  void insert(size_t k, std::shared_ptr<T> value, uint64_t bytes) {
+    if (where_[k] != lru_.end() || bytes > capacity_) return;
+    if (policy_ == CachePolicy::kKeepWhatItHolds && bytes_ + bytes > capacity_) return;
     while (!lru_.empty() && bytes_ + bytes > capacity_) {
       Entry& last = lru_.back();
       bytes_ -= last.bytes;
       where_[last.k] = lru_.end();
-      evicted->push_back(last.k);
       lru_.pop_back();
     }
     lru_.push_front(Entry{k, bytes, std::move(value)});
     where_[k] = lru_.begin();
     bytes_ += bytes;
     peak_ = std::max(peak_, bytes_);
-    return true;
   }
 
   uint64_t capacity() const { return capacity_; }

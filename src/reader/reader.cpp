@@ -668,8 +668,7 @@ class Producer {
         p.index_read = true;
         p.status = rows_.read_index(p.ref.chunk, index.get(), &p.bytes);
         if (p.status.is_ok()) {
-          evicted_.clear();
-          index_cache_.insert(p.ref.chunk, index, index->bytes(), &evicted_);
+          index_cache_.insert(p.ref.chunk, index, index->bytes());
         }
       }
       if (p.status.is_ok()) {
@@ -719,8 +718,7 @@ class Producer {
     ++slot->misses;
     slot->bytes_read += info.stored_size;
     slot->bytes_decompressed += info.raw_size;
-    evicted_.clear();
-    cache_.insert(k, box, charge_max_ ? charge_max_ : decoded_bytes(info), &evicted_);
+    cache_.insert(k, box, charge_max_ ? charge_max_ : decoded_bytes(info));
     box->buffer = memory_->take_kept(info);  // a buffer the consumer let go of, if any
     if (pool_) {
       pool_->submit(box);
@@ -791,7 +789,6 @@ class Producer {
   std::shared_ptr<ChunkBox> current_;
   uint32_t current_k_ = 0;
   int64_t hinted_ = -1;  // the chunk asked for ahead of its read, if any
-  std::vector<size_t> evicted_;
   std::unique_ptr<DecodePool> pool_;  // last: its threads use everything above
 };
 
