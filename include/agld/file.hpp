@@ -16,6 +16,29 @@ namespace agld {
 
 using ByteSpan = std::span<const std::byte>;
 
+// Memory for ReadableFile::read_uncached: page-aligned (reads that bypass the page cache
+// need it), growing to the largest read. Owned by the reading thread and reused.
+class ReadBuffer {
+ public:
+  static constexpr size_t kAlign = 4096;
+  ReadBuffer() = default;
+  ReadBuffer(ReadBuffer&& other) noexcept : data_(other.data_), capacity_(other.capacity_) {
+    other.data_ = nullptr;
+    other.capacity_ = 0;
+  }
+  ReadBuffer& operator=(ReadBuffer&& other) noexcept;
+  ReadBuffer(const ReadBuffer&) = delete;
+  ReadBuffer& operator=(const ReadBuffer&) = delete;
+  ~ReadBuffer();
+  // At least n bytes (the contents are not kept when it grows). Throws std::bad_alloc.
+  std::byte* reserve(size_t n);
+  size_t capacity() const { return capacity_; }
+
+ private:
+  std::byte* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
 // A read-only file whose bytes can be viewed in place.
 class ReadableFile {
  public:
@@ -34,6 +57,14 @@ class ReadableFile {
   // A hint that the file will be read in an order the kernel cannot guess: no read-ahead
   // around faults or reads, so that only the pages asked for (will_need) are brought in.
   virtual void advise_random() const {}
+  // Reads n bytes at offset once, for a caller that keeps no page of them: *out views the
+  // bytes, in buf (the page cache and this process's mapping are left as they were, or
+  // without those pages). The local file system reads with O_DIRECT where the file system
+  // allows it, so the bytes never enter the page cache (on the development VM a buffered
+  // read of a store cost 10x the CPU of an O_DIRECT one, docs/readers.md); elsewhere it
+  // reads through the page cache and drops the pages. The default copies from view() and
+  // then drops the range. Fails as view() does for a range outside the file.
+  virtual Status read_uncached(uint64_t offset, size_t n, ReadBuffer* buf, ByteSpan* out) const;
 };
 
 // A file being written. Nothing appears at its path until commit() succeeds; destroying

@@ -82,8 +82,8 @@ struct ReaderOptions {
   static constexpr size_t kAutoPrefetch = std::numeric_limits<size_t>::max();
   static constexpr size_t kMinAutoPrefetch = 4, kMaxAutoPrefetch = 16;
   size_t prefetch = kAutoPrefetch;
-  // Threads decompressing chunks, with prefetch > 0 (0: one per core, at most 4). Does not
-  // change what is read.
+  // Threads reading and decompressing chunks, with prefetch > 0 (0: two per core, at most 8).
+  // Does not change what is read.
   size_t decode_threads = 0;
   // rr and ra on a codec-none store larger than the cache: read each row on its own rather
   // than its whole chunk (docs/readers.md). Off: every row's chunk is read and decoded.
@@ -122,6 +122,10 @@ ReaderOptions resolve_reader_options(const Store& store, const ReaderOptions& op
 // The smallest memory share Reader::open accepts for these options on this store (with an
 // automatic prefetch depth: at kMinAutoPrefetch).
 uint64_t reader_min_memory(const Store& store, const ReaderOptions& options);
+// The smallest share at which rr and ra read rows on their own (ReaderOptions::direct_rows)
+// rather than whole chunks, when the store does not fit it; 0 when they never would (another
+// order, a compressed store, direct_rows off). The cache's part is then the share less this.
+uint64_t reader_direct_rows_memory(const Store& store, const ReaderOptions& options);
 // The smallest share at which the reader keeps the whole store decoded (later passes
 // read nothing: ReaderStats::whole_store_cached).
 uint64_t reader_whole_store_memory(const Store& store, const ReaderOptions& options);

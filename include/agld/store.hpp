@@ -81,6 +81,10 @@ struct StoreMeta {
   std::string created_by;
 };
 
+// Words (8 bytes) of memory a decoded chunk holds for chunk c, its row offsets apart: the
+// labels, the indices and, unless every value is 1, the values.
+uint64_t decoded_words(const ChunkInfo& c);
+
 // One decoded chunk: CSR rows with global row numbers first_row() ... Reused across reads.
 class DecodedChunk {
  public:
@@ -105,7 +109,7 @@ class DecodedChunk {
 
  private:
   friend class Store;
-  std::vector<uint64_t> raw_;  // the raw chunk (8-byte aligned)
+  std::vector<uint64_t> raw_;  // labels, indices, values (decoded_words())
   std::vector<uint32_t> offsets_;
   uint64_t first_row_ = 0;
   uint32_t row_count_ = 0;

@@ -52,9 +52,8 @@ using reader::RowSpan;
 
 constexpr size_t kSlotRows = 8192;         // a slot closes at this many rows ...
 constexpr uint64_t kPageSlack = 64 << 10;  // pages either side of a chunk, when rounding
-constexpr uint64_t kDropMargin = 2 << 20;  // dropped either side of a chunk read
 constexpr size_t kPlanKeep = 8192;         // rows of the plan consumed before they are erased
-constexpr size_t kMaxDecodeThreads = 4;    // the default's cap
+constexpr size_t kMaxDecodeThreads = 8;    // the default's cap
 // Direct rows (rows read on their own): a slot holds at most kDirectSlotRows rows and
 // kDirectSlotNnz entries, or one longer row; the rows after the consumer's are located and
 // asked for up to kRowsAhead rows or row_ahead_bytes() of pages, so that the disk has many
@@ -77,25 +76,18 @@ size_t look_ahead_rows(const Store& store) {
   return 2 * rows;
 }
 
-// Words of DecodedChunk's raw array for chunk c (Store::read_chunk): the raw chunk, and the
-// dense values rebuilt after it when they are stored sparse.
-uint64_t chunk_words(const ChunkInfo& c) {
-  return (uint64_t{c.raw_size} + 7) / 8 +
-         ((c.flags & kChunkSparseValues) ? (uint64_t{c.nnz} + 1) / 2 : 0);
-}
-
-// Bytes Store::read_chunk allocates for chunk c (into a fresh DecodedChunk).
+// Bytes Store::decode_chunk allocates for chunk c (into a fresh DecodedChunk).
 uint64_t decoded_bytes(const ChunkInfo& c) {
-  return 8 * chunk_words(c) + 4 * (uint64_t{c.row_count} + 1);
+  return 8 * decoded_words(c) + 4 * (uint64_t{c.row_count} + 1);
 }
 
-// The chunk of the store with the most raw words (the most rows among those).
+// The chunk of the store with the most decoded words (the most rows among those).
 size_t largest_chunk(const Store& store) {
   size_t best = 0;
   for (size_t k = 1; k < store.chunk_count(); ++k) {
     const ChunkInfo &c = store.chunk(k), &b = store.chunk(best);
-    if (chunk_words(c) > chunk_words(b) ||
-        (chunk_words(c) == chunk_words(b) && c.row_count > b.row_count)) {
+    if (decoded_words(c) > decoded_words(b) ||
+        (decoded_words(c) == decoded_words(b) && c.row_count > b.row_count)) {
       best = k;
     }
   }
@@ -107,7 +99,7 @@ size_t largest_chunk(const Store& store) {
 uint64_t max_decoded_bytes(const Store& store) {
   uint64_t words = 0, rows = 0;
   for (size_t k = 0; k < store.chunk_count(); ++k) {
-    words = std::max(words, chunk_words(store.chunk(k)));
+    words = std::max(words, decoded_words(store.chunk(k)));
     rows = std::max<uint64_t>(rows, store.chunk(k).row_count);
   }
   return 8 * words + 8 * (rows + 1);
@@ -121,7 +113,10 @@ void name_this_thread(const char* name) { ::pthread_setname_np(::pthread_self(),
 size_t decode_threads(const ReaderOptions& o) {
   if (o.prefetch == 0) return 0;
   size_t n = o.decode_threads;
-  if (n == 0) n = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxDecodeThreads);
+  // Two a core: a thread waits for its chunk's read (read_uncached) before decoding it, so
+  // one a core leaves the cores idle while reads are out (a cold ca pass on 2 cores: 1.5 s
+  // with 2 threads, 0.85 with 4).
+  if (n == 0) n = std::clamp<size_t>(2 * std::thread::hardware_concurrency(), 2, kMaxDecodeThreads);
   return std::min(n, o.prefetch + 2);
 }
 
@@ -140,10 +135,10 @@ size_t kept_buffers(const ReaderOptions& o) {
 }
 
 Reserve reserve_for(const Store& store, const ReaderOptions& o) {
-  uint64_t max_stored = 0, max_nnz = 0;
+  uint64_t max_stored = 0, max_raw = 0;
   for (size_t k = 0; k < store.chunk_count(); ++k) {
     max_stored = std::max<uint64_t>(max_stored, store.chunk(k).stored_size);
-    max_nnz = std::max<uint64_t>(max_nnz, store.chunk(k).nnz);
+    max_raw = std::max<uint64_t>(max_raw, store.chunk(k).raw_size);
   }
   const uint64_t max_decoded = max_decoded_bytes(store);
   const StoreMeta& m = store.meta();
@@ -152,13 +147,13 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   // A chunk per unconsumed slot (the header comment), one for what the allocator holds
   // between a chunk freed and the next of another size (measured: about one chunk), the
   // buffers kept for reuse and the template. Each decoding thread also holds a zstd context
-  // and a scratch copy of the index column (Store::read_chunk).
+  // and the raw chunk it decompresses into (Store::decode_chunk).
   const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
   r.ring = ((o.prefetch + 2) + 2 + kept_buffers(o)) * max_decoded +
-           threads * (4 * max_nnz + (256 << 10));
-  // The chunks asked for and not yet dropped: one per unconsumed slot, and the next chunk of
-  // the plan; each with the pages either side that a fault maps around itself.
-  r.file = (o.prefetch + 3) * (max_stored + 2 * kPageSlack) + 2 * kPageSlack;
+           threads * (max_raw + (256 << 10));
+  // The stored bytes of the chunks being read: each decode thread's read buffer, and the
+  // producer's (ReadableFile::read_uncached; none of them in the page cache).
+  r.file = (threads + 1) * (max_stored + 2 * ReadBuffer::kAlign);
   r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +        // batch buffers
             (o.prefetch + 2) * kSlotRows * 4 +                 // slots
             2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
@@ -244,7 +239,7 @@ class ChunkMemory {
   // back as the consumer lets go of them, then go round without the allocator, however far
   // the producer runs ahead of the decode threads.
   std::unique_ptr<Buffer> take_kept(const ChunkInfo& c) {
-    const uint64_t words = chunk_words(c);
+    const uint64_t words = decoded_words(c);
     std::lock_guard<std::mutex> lock(mu_);
     size_t best = kept_.size();
     for (size_t i = 0; i < kept_.size(); ++i) {
@@ -263,7 +258,7 @@ class ChunkMemory {
   // A new buffer for chunk c: a copy of the template (when it holds c), else empty.
   std::unique_ptr<Buffer> make(const ChunkInfo& c) {
     auto b = std::make_unique<Buffer>();
-    if (template_words_ >= chunk_words(c)) {
+    if (template_words_ >= decoded_words(c)) {
       b->chunk = template_;  // copied to vectors of exactly the template's sizes
       b->words = template_words_;
     }
@@ -279,7 +274,7 @@ class ChunkMemory {
       sub(b->bytes - bytes);
     }
     b->bytes = bytes;
-    if (c) b->words = std::max(b->words, chunk_words(*c));
+    if (c) b->words = std::max(b->words, decoded_words(*c));
   }
 
   // Keeps a buffer no longer used, or frees it (or a smaller kept one) when keep_ are kept.
@@ -390,68 +385,12 @@ class Plan {
   size_t head_ = 0;
 };
 
-// The store's pages asked for (will_need) and not yet dropped, shared by the producer,
-// which asks for a chunk when it places it, and the decode threads, which drop it once
-// decoded. A drop takes a margin either side of the chunk: the kernel maps the neighbours
-// of a faulting page that are in the page cache (fault-around) and caches in folios of up
-// to 2 MiB, so pages of chunks either side get mapped while one is read, and a drop of its
-// range alone would leave them (measured: ~10 MiB of stray mapped pages on a 100 MiB
-// store). The margin spares the pages of every chunk still asked for, so that two threads
-// reading neighbouring chunks do not drop each other's pages.
-class IoWindow {
- public:
-  explicit IoWindow(const ReadableFile& file)
-      : file_(file), page_(static_cast<uint64_t>(::sysconf(_SC_PAGESIZE))) {}
-
-  void ask(const ChunkInfo& c) {
-    std::lock_guard<std::mutex> lock(mu_);
-    live_.push_back({c.offset, c.offset + c.stored_size});
-    file_.will_need(c.offset, c.stored_size);  // exactly its pages, no read-around
-  }
-
-  void done(const ChunkInfo& c) {
-    std::lock_guard<std::mutex> lock(mu_);
-    const Range me{c.offset, c.offset + c.stored_size};
-    auto it = std::find(live_.begin(), live_.end(), me);
-    if (it != live_.end()) {
-      *it = live_.back();
-      live_.pop_back();
-    }
-    const uint64_t lo = floor(me.begin > kDropMargin ? me.begin - kDropMargin : 0);
-    const uint64_t hi = ceil(me.end + kDropMargin);
-    keep_.clear();
-    for (const Range& r : live_) {
-      if (r.begin < hi && r.end > lo) keep_.push_back({floor(r.begin), ceil(r.end)});
-    }
-    std::sort(keep_.begin(), keep_.end(),
-              [](const Range& a, const Range& b) { return a.begin < b.begin; });
-    uint64_t at = lo;
-    for (const Range& r : keep_) {
-      if (r.begin > at) file_.drop_cache(at, r.begin - at);
-      at = std::max(at, r.end);
-    }
-    if (at < hi) file_.drop_cache(at, hi - at);
-  }
-
- private:
-  struct Range {
-    uint64_t begin, end;
-    bool operator==(const Range&) const = default;
-  };
-  uint64_t floor(uint64_t x) const { return x / page_ * page_; }
-  uint64_t ceil(uint64_t x) const { return (x + page_ - 1) / page_ * page_; }
-
-  const ReadableFile& file_;
-  const uint64_t page_;
-  std::mutex mu_;
-  std::vector<Range> live_;  // asked for, not yet dropped (a chunk may be there twice)
-  std::vector<Range> keep_;
-};
-
-// Threads that decode the chunks placed by the producer, first placed first.
+// Threads that read and decode the chunks placed by the producer, first placed first, each
+// reading into a buffer of its own.
 class DecodePool {
  public:
-  DecodePool(size_t threads, std::function<void(ChunkBox*)> decode) : decode_(std::move(decode)) {
+  using Decode = std::function<void(ChunkBox*, ReadBuffer*)>;
+  DecodePool(size_t threads, Decode decode) : decode_(std::move(decode)) {
     for (size_t i = 0; i < threads; ++i) {
       threads_.emplace_back([this] {
         name_this_thread("agld-decode");
@@ -477,6 +416,7 @@ class DecodePool {
 
  private:
   void run() {
+    ReadBuffer buffer;
     for (;;) {
       std::shared_ptr<ChunkBox> box;
       {
@@ -486,11 +426,11 @@ class DecodePool {
         box = std::move(jobs_.front());
         jobs_.pop_front();
       }
-      decode_(box.get());
+      decode_(box.get(), &buffer);
     }
   }
 
-  std::function<void(ChunkBox*)> decode_;
+  Decode decode_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<ChunkBox>> jobs_;
@@ -513,11 +453,9 @@ class Producer {
            std::shared_ptr<ChunkMemory> memory, uint64_t ahead_cap)
       : store_(store),
         plan_(std::move(cursor)),
-        io_(store.file()),
         cache_(store.chunk_count(), setup.direct ? 0 : setup.capacity,
                reader::CachePolicy::kKeepWhatItHolds),
         memory_(std::move(memory)),
-        look_ahead_(look_ahead_rows(store)),
         // In the cache a chunk counts for what it was decoded into: out of core, a reused
         // buffer, which may have held a larger chunk; when the store fits, every chunk is
         // kept, each in a fresh buffer of its own size.
@@ -526,12 +464,14 @@ class Producer {
         rows_(store),
         index_cache_(store.chunk_count(), setup.direct ? setup.capacity : 0),
         ahead_cap_(ahead_cap) {
-    // Out of core, the reader asks for exactly the pages it reads (will_need) and drops them
-    // once read; the kernel's own read-ahead would bring in neighbours that, arriving late
-    // on a busy disk, stay in the page cache past the drop and break the budget. What it
-    // brought in before (Store::open's reads of the header and the footer read megabytes
-    // around them: 8 MiB of read-ahead on the development VM) is dropped now: otherwise a
-    // fault near those pages maps them around itself, where no drop of the reader's reaches.
+    // Whole chunks are read past the page cache (read_uncached). Rows read on their own
+    // (direct rows) go through the mapping: the reader asks for exactly their pages
+    // (will_need) and drops them once read; the kernel's own read-ahead would bring in
+    // neighbours that, arriving late on a busy disk, stay in the page cache past the drop
+    // and break the budget. What it brought in before (Store::open's reads of the header and
+    // the footer read megabytes around them: 8 MiB of read-ahead on the development VM) is
+    // dropped now: otherwise a fault near those pages maps them around itself, where no drop
+    // of the reader's reaches.
     if (!setup.fits) {
       store.file().advise_random();
       store.file().drop_cache(0, store.file_size());
@@ -544,15 +484,14 @@ class Producer {
     if (charge_max_) {  // out of core: buffers are copies of a template, and reused
       const size_t k = largest_chunk(store);
       DecodedChunk t;
-      io_.ask(store.chunk(k));
-      const Status st = store.read_chunk(k, &t);
-      io_.done(store.chunk(k));
+      const Status st = read_and_decode(k, &t, &buffer_);
       // Should it fail, buffers are allocated for each chunk (the failure itself is met
       // where the order first visits the chunk).
-      if (st.is_ok()) memory_->set_template(std::move(t), chunk_words(store.chunk(k)));
+      if (st.is_ok()) memory_->set_template(std::move(t), decoded_words(store.chunk(k)));
     }
     if (setup.threads > 0) {
-      pool_ = std::make_unique<DecodePool>(setup.threads, [this](ChunkBox* b) { decode(b); });
+      pool_ = std::make_unique<DecodePool>(setup.threads,
+                                           [this](ChunkBox* b, ReadBuffer* buf) { decode(b, buf); });
     }
   }
 
@@ -709,12 +648,6 @@ class Producer {
     auto box = std::make_shared<ChunkBox>();
     box->k = k;
     box->memory = memory_;
-    if (hinted_ == static_cast<int64_t>(k)) {
-      hinted_ = -1;  // asked for already: the read takes the request over
-    } else {
-      io_.ask(info);
-    }
-    hint_next(k);
     ++slot->misses;
     slot->bytes_read += info.stored_size;
     slot->bytes_decompressed += info.raw_size;
@@ -723,52 +656,38 @@ class Producer {
     if (pool_) {
       pool_->submit(box);
     } else {
-      decode(box.get());
+      decode(box.get(), &buffer_);
     }
     return box;
   }
 
-  // Asks for the next chunk of the plan after k that is not in the cache, so that its pages
-  // arrive while the chunks before it are decoded (the kernel's own read-ahead is off out of
-  // core: advise_random). A request that the plan does not take up is dropped.
-  void hint_next(uint32_t k) {
-    int64_t next = -1;
-    for (size_t i = 1; i <= look_ahead_; ++i) {
-      const uint32_t c = plan_.ahead(i).chunk;
-      if (c != k) {
-        if (!cache_.contains(c)) next = c;
-        break;
-      }
-    }
-    if (next == hinted_) return;
-    if (hinted_ >= 0) io_.done(store_.chunk(static_cast<size_t>(hinted_)));
-    hinted_ = next;
-    if (next >= 0) io_.ask(store_.chunk(static_cast<size_t>(next)));
+  // Reads chunk k's stored bytes into buf, past the page cache (they are read once: a
+  // decoded chunk the cache keeps is kept decoded), and decodes them into *out.
+  Status read_and_decode(size_t k, DecodedChunk* out, ReadBuffer* buf) const {
+    const ChunkInfo& info = store_.chunk(k);
+    ByteSpan bytes;
+    AGLD_RETURN_IF_ERROR(store_.file().read_uncached(info.offset, info.stored_size, buf, &bytes));
+    return store_.decode_chunk(k, bytes, out);
   }
 
-  // Reads, checks and decodes a placed chunk, drops its pages, and wakes the consumer.
-  void decode(ChunkBox* box) {
+  // Reads, checks and decodes a placed chunk, and wakes the consumer.
+  void decode(ChunkBox* box, ReadBuffer* buf) {
     const ChunkInfo& info = store_.chunk(box->k);
     Status st;
     try {
       if (!box->buffer) box->buffer = memory_->make(info);
-      st = store_.read_chunk(box->k, &box->buffer->chunk);
+      st = read_and_decode(box->k, &box->buffer->chunk, buf);
     } catch (const std::exception& e) {
       st = Status::internal(std::string("reader: ") + e.what());
     }
-    // The stored bytes are not needed again: drop them from the page cache (and from this
-    // process's mapping) now, whether or not the decoded chunk stays in the cache.
-    io_.done(info);
     if (box->buffer) memory_->decoded(box->buffer.get(), st.is_ok() ? &info : nullptr);
     box->finish(std::move(st));
   }
 
   const Store& store_;
   Plan plan_;
-  IoWindow io_;
   reader::ChunkCache<ChunkBox> cache_;
   std::shared_ptr<ChunkMemory> memory_;
-  const size_t look_ahead_;
   const uint64_t charge_max_;  // what a chunk counts for in the cache out of core; 0: its own size
   // Direct rows.
   const bool direct_;
@@ -788,7 +707,7 @@ class Producer {
   Status failed_;
   std::shared_ptr<ChunkBox> current_;
   uint32_t current_k_ = 0;
-  int64_t hinted_ = -1;  // the chunk asked for ahead of its read, if any
+  ReadBuffer buffer_;  // for the chunks read without decode threads, and the template
   std::unique_ptr<DecodePool> pool_;  // last: its threads use everything above
 };
 
@@ -1127,6 +1046,21 @@ ReaderOptions resolve_reader_options(const Store& store, const ReaderOptions& op
 
 uint64_t reader_min_memory(const Store& store, const ReaderOptions& options) {
   return reserve_for(store, least(options)).total();
+}
+
+uint64_t reader_direct_rows_memory(const Store& store, const ReaderOptions& options) {
+  const ReaderOptions o = least(options);
+  const reader::OrderInfo* order = reader::find_order(o.order);
+  if (!o.direct_rows || !order || !order->random_rows || !RowReader::possible(store)) return 0;
+  // The direct reserve grows with the share (the pages asked for ahead: row_ahead_bytes),
+  // by well under the share's growth: the least fixed point is a few steps up.
+  ReaderOptions at = o;
+  at.memory = reserve_for(store, o).total();
+  for (;;) {
+    const uint64_t need = reserve_direct(store, at).total();
+    if (need <= at.memory) return at.memory;
+    at.memory = need;
+  }
 }
 
 uint64_t reader_whole_store_memory(const Store& store, const ReaderOptions& options) {

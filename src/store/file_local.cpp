@@ -25,10 +25,14 @@ class MappedReadableFile final : public ReadableFile {
   MappedReadableFile(std::string path, uint64_t size) : path_(std::move(path)), size_(size) {}
   ~MappedReadableFile() override {
     if (fd_ >= 0) ::close(fd_);
+    if (direct_fd_ >= 0) ::close(direct_fd_);
   }
 
   Status map() {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);  // for page-cache hints only
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);  // page-cache hints, buffered reads
+    // For read_uncached; file systems without O_DIRECT (tmpfs) refuse it: then reads are
+    // buffered, and their pages dropped.
+    direct_fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
     if (size_ == 0) return Status::ok();  // nothing to map; every non-empty view fails
     try {
       map_.open(path_);
@@ -45,16 +49,59 @@ class MappedReadableFile final : public ReadableFile {
   uint64_t size() const override { return size_; }
 
   Status view(uint64_t offset, size_t n, ByteSpan* out) const override {
-    if (offset > size_ || n > size_ - offset) {
-      return Status::corruption(path_ + ": read of " + std::to_string(n) + " bytes at offset " +
-                                std::to_string(offset) + " is past the end of the file (" +
-                                std::to_string(size_) + " bytes); the file is truncated");
-    }
+    AGLD_RETURN_IF_ERROR(in_file(offset, n));
     if (n == 0) {
       *out = ByteSpan();
       return Status::ok();
     }
     *out = ByteSpan(reinterpret_cast<const std::byte*>(map_.data()) + offset, n);
+    return Status::ok();
+  }
+
+  Status read_uncached(uint64_t offset, size_t n, ReadBuffer* buf, ByteSpan* out) const override {
+    AGLD_RETURN_IF_ERROR(in_file(offset, n));
+    if (n == 0) {
+      *out = ByteSpan();
+      return Status::ok();
+    }
+    if (fd_ < 0) return ReadableFile::read_uncached(offset, n, buf, out);
+    const bool direct = direct_fd_ >= 0 && direct_ok_.load(std::memory_order_relaxed);
+    // O_DIRECT reads whole aligned blocks: the range widened to them (the last may pass
+    // the end of the file, where the read stops).
+    const uint64_t a = ReadBuffer::kAlign;
+    const uint64_t begin = direct ? offset / a * a : offset;
+    const uint64_t end = direct ? (offset + n + a - 1) / a * a : offset + n;
+    const uint64_t need = offset + n - begin;
+    std::byte* dst = buf->reserve(static_cast<size_t>(end - begin));
+    uint64_t got = 0;
+    while (got < need) {
+      const ssize_t r = ::pread(direct ? direct_fd_ : fd_, dst + got,
+                                static_cast<size_t>(end - begin - got), static_cast<off_t>(begin + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0 && direct && errno == EINVAL && got == 0) {
+        // O_DIRECT accepted at open but not for this read (an alignment the device wants
+        // larger than 4 KiB): read through the page cache from now on.
+        direct_ok_.store(false, std::memory_order_relaxed);
+        return read_uncached(offset, n, buf, out);
+      }
+      if (r < 0) {
+        return Status::io_error(path_ + ": read of " + std::to_string(n) + " bytes at offset " +
+                                std::to_string(offset) + ": " + errno_text(errno));
+      }
+      // Short of what is needed: the file shrank after it was opened (an O_DIRECT read can
+      // only go on from a block boundary).
+      if (r == 0 || (direct && (got + static_cast<uint64_t>(r)) % a != 0 &&
+                     got + static_cast<uint64_t>(r) < need)) {
+        return Status::corruption(path_ + ": read of " + std::to_string(n) + " bytes at offset " +
+                                  std::to_string(offset) + " came back short; the file was " +
+                                  "truncated while open");
+      }
+      got += static_cast<uint64_t>(r);
+    }
+    if (!direct) {
+      posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(n), POSIX_FADV_DONTNEED);
+    }
+    *out = ByteSpan(dst + (offset - begin), n);
     return Status::ok();
   }
 
@@ -84,9 +131,20 @@ class MappedReadableFile final : public ReadableFile {
   }
 
  private:
+  Status in_file(uint64_t offset, size_t n) const {
+    if (offset > size_ || n > size_ - offset) {
+      return Status::corruption(path_ + ": read of " + std::to_string(n) + " bytes at offset " +
+                                std::to_string(offset) + " is past the end of the file (" +
+                                std::to_string(size_) + " bytes); the file is truncated");
+    }
+    return Status::ok();
+  }
+
   std::string path_;
   uint64_t size_;
   int fd_ = -1;
+  int direct_fd_ = -1;
+  mutable std::atomic<bool> direct_ok_{true};
   boost::iostreams::mapped_file_source map_;
 };
 

@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "store/crc32c.hpp"
-#include "store/expand.hpp"
+#include "store/kernels.hpp"
 #include "store/format.hpp"
 
 namespace agld {
@@ -187,38 +187,62 @@ Status Store::read_chunk(size_t k, DecodedChunk* out, Labels labels) const {
 
 namespace {
 
-// A chunk's raw layout (docs/format.md) in a DecodedChunk's buffer, before the checks.
+// A chunk's raw layout (docs/format.md), read-only: the stored bytes themselves (codec none)
+// or the decompressed frame. Nothing in it need be aligned.
 struct RawChunk {
-  double* labels;
-  const uint32_t* row_nnz;
-  uint32_t* idx;        // delta-coded while kChunkDelta is set
-  const float* values;  // dense values, or nullptr (none, or sparse: below)
-  const uint8_t* bitmap;          // sparse values: a bit per nonzero, set where stored
-  const std::byte* stored_values; // sparse values: the values not equal to 1
+  const std::byte* labels;
+  const std::byte* row_nnz;
+  const std::byte* idx;            // byte-transposed while kChunkIndexShuffle is set
+  bool shuffled;
+  const std::byte* values;         // dense values, or nullptr (none, or sparse: below)
+  const uint8_t* bitmap;           // sparse values: a bit per nonzero, set where stored
+  const std::byte* stored_values;  // sparse values: the values not equal to 1
   uint64_t stored_count;
-  float* dense;                   // sparse values: where they are expanded to
 };
 
-bool finite_bits(uint64_t bits) { return ((bits >> 52) & 0x7ff) != 0x7ff; }
-bool finite_bits(uint32_t bits) { return ((bits >> 23) & 0xff) != 0xff; }
+// Where a chunk is decoded to: DecodedChunk's arrays.
+struct Decoded {
+  double* labels;
+  uint32_t* idx;    // delta-coded until made absolute, while kChunkDelta is set
+  float* values;    // nullptr: every value is 1
+  uint32_t* offsets;
+};
 
-// Finishes a sound chunk quickly: fills the offsets, makes delta-coded indices absolute and
-// expands sparse values, checking everything explain_chunk checks. Its loops carry
-// no branch on the data: the checks accumulate into flags, and a chunk that fails any of
-// them is decoded again by explain_chunk, which names the fault. Returns whether it is sound.
-bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, uint32_t* offsets) {
+uint32_t load_u32(const std::byte* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// The index column as stored (un-transposed), into out.idx.
+void copy_indices(const ChunkInfo& c, const RawChunk& raw, const Decoded& out) {
+  if (raw.shuffled) {
+    format::byte_unshuffle4(raw.idx, reinterpret_cast<std::byte*>(out.idx), c.nnz);
+  } else if (c.nnz > 0) {
+    std::memcpy(out.idx, raw.idx, 4 * uint64_t{c.nnz});
+  }
+}
+
+// Finishes a sound chunk quickly: the labels, indices and values into out (delta-coded
+// indices made absolute, sparse values expanded), and the row offsets, checking everything
+// explain_chunk checks. Its loops carry no branch on the data: the checks accumulate into
+// flags, and a chunk that fails any of them is decoded again by explain_chunk, which names
+// the fault. Returns whether it is sound.
+bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, const Decoded& out) {
   const uint32_t rows = c.row_count;
+  uint32_t* offsets = out.offsets;
   uint64_t total = 0;
   offsets[0] = 0;
   for (uint32_t r = 0; r < rows; ++r) {
-    total += raw.row_nnz[r];
+    total += load_u32(raw.row_nnz + 4 * uint64_t{r});
     offsets[r + 1] = static_cast<uint32_t>(total);
   }
   // Partial sums only grow, so none exceeded nnz (< 2^32) if the last did not.
   if (total != c.nnz) return false;
 
+  copy_indices(c, raw, out);
   bool bad = false;
-  uint32_t* idx = raw.idx;
+  uint32_t* idx = out.idx;
   if (c.flags & kChunkDelta) {
     // Deltas of at least 1 make every row increasing; then its last index is its largest.
     for (uint32_t r = 0; r < rows; ++r) {
@@ -235,36 +259,25 @@ bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, uint32_t* 
     }
   } else if (c.nnz > 0) {
     // Every row is increasing iff the only places where the whole array does not increase
-    // are row starts: count both (the first loop vectorizes, the second is one step a row).
-    uint64_t falls = 0;
-    uint32_t top = idx[0];
-    for (uint32_t p = 1; p < c.nnz; ++p) {
-      falls += idx[p] <= idx[p - 1];
-      top = std::max(top, idx[p]);
-    }
+    // are row starts: count both (the first is a vector kernel, the second a step a row).
+    const format::Falls f = format::count_falls(idx, c.nnz);
     uint64_t falls_at_starts = 0;
     for (uint32_t r = 0; r < rows; ++r) {
       const uint32_t b = offsets[r];
       falls_at_starts += (b > 0) & (b < offsets[r + 1]) && idx[b] <= idx[b - 1];
     }
-    bad |= (falls != falls_at_starts) | (top >= d);
+    bad |= (f.falls != falls_at_starts) | (f.top >= d);
   }
 
-  bool nonfinite = false;
-  for (uint32_t r = 0; r < rows; ++r) {
-    uint64_t bits;
-    std::memcpy(&bits, raw.labels + r, 8);
-    nonfinite |= !finite_bits(bits);
-  }
+  std::memcpy(out.labels, raw.labels, 8 * uint64_t{rows});
+  bool nonfinite = format::any_nonfinite_doubles(raw.labels, rows);
   if (raw.values) {
-    const auto* bits = reinterpret_cast<const uint32_t*>(raw.values);
-    for (uint32_t p = 0; p < c.nnz; ++p) nonfinite |= !finite_bits(bits[p]);
+    std::memcpy(out.values, raw.values, 4 * uint64_t{c.nnz});
+    nonfinite |= format::any_nonfinite_floats(raw.values, c.nnz);
   } else if (raw.bitmap) {
-    for (uint64_t j = 0; j < raw.stored_count; ++j) {
-      nonfinite |= !finite_bits(format::get<uint32_t>(raw.stored_values + 4 * j));
-    }
+    nonfinite |= format::any_nonfinite_floats(raw.stored_values, raw.stored_count);
     const uint64_t named =
-        format::expand_values(raw.bitmap, raw.stored_values, raw.stored_count, c.nnz, raw.dense);
+        format::expand_values(raw.bitmap, raw.stored_values, raw.stored_count, c.nnz, out.values);
     if (named != raw.stored_count) return false;
   }
   return !(bad | nonfinite);
@@ -273,28 +286,31 @@ bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, uint32_t* 
 // The checks of finish_fast one at a time, each failure with its message. Also a complete
 // decoder: a chunk it passes comes out exactly as finish_fast would leave it.
 Status explain_chunk(const std::string& path, size_t k, const ChunkInfo& c, uint64_t d,
-                     const RawChunk& raw, uint32_t* offsets) {
+                     const RawChunk& raw, const Decoded& out) {
   auto corrupt = [&](const std::string& why) {
     return Status::corruption(path + ": " + chunk_name(k, c) + ": " + why);
   };
   const uint32_t rows = c.row_count;
   if (raw.bitmap) {
     const uint64_t named =
-        format::expand_values(raw.bitmap, raw.stored_values, raw.stored_count, c.nnz, raw.dense);
+        format::expand_values(raw.bitmap, raw.stored_values, raw.stored_count, c.nnz, out.values);
     if (named > raw.stored_count) return corrupt("value bitmap names more values than are stored");
     if (named < raw.stored_count) return corrupt("value bitmap names fewer values than are stored");
+  } else if (raw.values) {
+    std::memcpy(out.values, raw.values, 4 * uint64_t{c.nnz});
   }
-  const float* val = raw.bitmap ? raw.dense : raw.values;
+  uint32_t* offsets = out.offsets;
   uint64_t total = 0;
   offsets[0] = 0;
   for (uint32_t r = 0; r < rows; ++r) {
-    total += raw.row_nnz[r];
+    total += load_u32(raw.row_nnz + 4 * uint64_t{r});
     if (total > c.nnz) return corrupt("row lengths exceed the chunk's nonzeros");
     offsets[r + 1] = static_cast<uint32_t>(total);
   }
   if (total != c.nnz) return corrupt("row lengths do not add up to the chunk's nonzeros");
+  copy_indices(c, raw, out);  // again: the fast pass may have changed them
   const bool delta = (c.flags & kChunkDelta) != 0;
-  uint32_t* idx = raw.idx;
+  uint32_t* idx = out.idx;
   for (uint32_t r = 0; r < rows; ++r) {
     const uint32_t b = offsets[r], e = offsets[r + 1];
     if (b == e) continue;
@@ -316,18 +332,24 @@ Status explain_chunk(const std::string& path, size_t k, const ChunkInfo& c, uint
       prev = cur;
     }
   }
+  std::memcpy(out.labels, raw.labels, 8 * uint64_t{rows});
   for (uint32_t r = 0; r < rows; ++r) {
-    if (!std::isfinite(raw.labels[r])) return corrupt("non-finite label");
+    if (!std::isfinite(out.labels[r])) return corrupt("non-finite label");
   }
-  if (val) {
+  if (out.values) {
     for (uint32_t p = 0; p < c.nnz; ++p) {
-      if (!std::isfinite(val[p])) return corrupt("non-finite value");
+      if (!std::isfinite(out.values[p])) return corrupt("non-finite value");
     }
   }
   return Status::ok();
 }
 
 }  // namespace
+
+uint64_t decoded_words(const ChunkInfo& c) {
+  const bool values = (c.flags & (kChunkValues | kChunkSparseValues)) != 0;
+  return uint64_t{c.row_count} + (uint64_t{c.nnz} * (values ? 8 : 4) + 7) / 8;
+}
 
 Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels labels) const {
   if (k >= chunks_.size() || stored.size() != chunks_[k].stored_size) {
@@ -340,6 +362,9 @@ Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels 
   };
   if (crc32c::value(stored.data(), stored.size()) != c.crc) return corrupt("checksum mismatch");
 
+  // The raw chunk: the stored bytes (codec none), or the frame decompressed into this
+  // thread's scratch, from where it is decoded into *out.
+  const std::byte* raw = stored.data();
   if (c.codec == Codec::kZstd) {
     // Check the frame's declared size before allocating raw_size bytes for it: a damaged
     // (or hostile) index could otherwise ask for up to 4 GiB.
@@ -349,61 +374,51 @@ Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels 
       return corrupt("zstd frame holds " + std::to_string(declared) + " bytes, the index says " +
                      std::to_string(c.raw_size));
     }
-  }
-  const bool sparse_values = (c.flags & kChunkSparseValues) != 0;
-  const uint64_t raw_words = (uint64_t{c.raw_size} + 7) / 8;
-  // Sparse values are expanded to a dense array placed after the raw chunk (with room
-  // after it for what expand_values reads past the stored values).
-  out->raw_.resize(raw_words +
-                   (sparse_values ? (uint64_t{c.nnz} + 1) / 2 + format::kExpandOverread / 8 : 0));
-  auto* raw = reinterpret_cast<std::byte*>(out->raw_.data());
-  auto unpack = [&]() -> Status {
-    if (c.codec == Codec::kNone) {
-      std::copy(stored.begin(), stored.end(), raw);
-      return Status::ok();
-    }
     thread_local ZstdDCtx dctx;
-    size_t n = ZSTD_decompressDCtx(dctx.ctx, raw, c.raw_size, stored.data(), stored.size());
+    thread_local std::vector<uint64_t> scratch;
+    scratch.resize((uint64_t{c.raw_size} + 7) / 8);
+    auto* dst = reinterpret_cast<std::byte*>(scratch.data());
+    const size_t n = ZSTD_decompressDCtx(dctx.ctx, dst, c.raw_size, stored.data(), stored.size());
     if (ZSTD_isError(n)) return corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
     if (n != c.raw_size) return corrupt("decompressed to the wrong size");
-    if (c.flags & kChunkIndexShuffle) {
-      thread_local std::vector<std::byte> scratch;
-      std::byte* at = raw + 12 * uint64_t{c.row_count};
-      scratch.assign(at, at + 4 * uint64_t{c.nnz});
-      format::byte_unshuffle4(scratch.data(), at, c.nnz);
-    }
-    return Status::ok();
-  };
-  AGLD_RETURN_IF_ERROR(unpack());
+    raw = dst;
+  }
 
   const uint32_t rows = c.row_count;
   RawChunk rc{};
-  rc.labels = reinterpret_cast<double*>(raw);
-  rc.row_nnz = reinterpret_cast<const uint32_t*>(raw + 8 * uint64_t{rows});
-  rc.idx = reinterpret_cast<uint32_t*>(raw + 12 * uint64_t{rows});
-  if (sparse_values) {
-    rc.bitmap = reinterpret_cast<const uint8_t*>(raw + format::raw_prefix_size(rows, c.nnz));
-    rc.stored_values = reinterpret_cast<const std::byte*>(rc.bitmap + (uint64_t{c.nnz} + 7) / 8);
+  rc.labels = raw;
+  rc.row_nnz = raw + 8 * uint64_t{rows};
+  rc.idx = raw + 12 * uint64_t{rows};
+  rc.shuffled = c.codec == Codec::kZstd && (c.flags & kChunkIndexShuffle);
+  const uint64_t prefix = format::raw_prefix_size(rows, c.nnz);
+  if (c.flags & kChunkSparseValues) {
+    rc.bitmap = reinterpret_cast<const uint8_t*>(raw + prefix);
+    rc.stored_values = raw + prefix + (uint64_t{c.nnz} + 7) / 8;
     rc.stored_count = (raw + c.raw_size - rc.stored_values) / 4;
-    rc.dense = reinterpret_cast<float*>(out->raw_.data() + raw_words);
   } else if (c.flags & kChunkValues) {
-    rc.values = reinterpret_cast<const float*>(raw + format::raw_prefix_size(rows, c.nnz));
+    rc.values = raw + prefix;
   }
+  out->raw_.resize(decoded_words(c));
   out->offsets_.resize(rows + 1);
-  if (!finish_fast(c, meta_.features, rc, out->offsets_.data())) {
-    AGLD_RETURN_IF_ERROR(unpack());  // the fast pass may have changed the indices
-    AGLD_RETURN_IF_ERROR(explain_chunk(path(), k, c, meta_.features, rc, out->offsets_.data()));
+  Decoded dc{};
+  dc.labels = reinterpret_cast<double*>(out->raw_.data());
+  dc.idx = reinterpret_cast<uint32_t*>(out->raw_.data() + rows);
+  dc.values = (c.flags & (kChunkValues | kChunkSparseValues)) ? reinterpret_cast<float*>(dc.idx + c.nnz)
+                                                               : nullptr;
+  dc.offsets = out->offsets_.data();
+  if (!finish_fast(c, meta_.features, rc, dc)) {
+    AGLD_RETURN_IF_ERROR(explain_chunk(path(), k, c, meta_.features, rc, dc));
   }
   if (labels == Labels::kMapped && meta_.label_kind == LabelKind::kBinary) {
     const double pos = meta_.label_positive;
-    for (uint32_t r = 0; r < rows; ++r) rc.labels[r] = rc.labels[r] == pos ? 1.0 : -1.0;
+    for (uint32_t r = 0; r < rows; ++r) dc.labels[r] = dc.labels[r] == pos ? 1.0 : -1.0;
   }
   out->first_row_ = c.first_row;
   out->row_count_ = rows;
   out->nnz_ = c.nnz;
-  out->labels_ = rc.labels;
-  out->indices_ = rc.idx;
-  out->values_ = sparse_values ? rc.dense : rc.values;
+  out->labels_ = dc.labels;
+  out->indices_ = dc.idx;
+  out->values_ = dc.values;
   return Status::ok();
 }
 

@@ -35,34 +35,6 @@ uint64_t rss_bytes() {
   return resident * page_size();
 }
 
-// The pages of a file resident in the page cache, through a mapping never touched.
-class Residency {
- public:
-  explicit Residency(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    size_ = static_cast<uint64_t>(::lseek(fd_, 0, SEEK_END));
-    map_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
-    vec_.resize((size_ + page_size() - 1) / page_size());
-  }
-  ~Residency() {
-    if (map_ != MAP_FAILED) ::munmap(map_, size_);
-    if (fd_ >= 0) ::close(fd_);
-  }
-  bool ok() const { return fd_ >= 0 && map_ != MAP_FAILED; }
-  uint64_t bytes() {
-    if (::mincore(map_, size_, vec_.data()) != 0) return size_;
-    uint64_t n = 0;
-    for (unsigned char v : vec_) n += v & 1;
-    return n * page_size();
-  }
-
- private:
-  int fd_ = -1;
-  uint64_t size_ = 0;
-  void* map_ = MAP_FAILED;
-  std::vector<unsigned char> vec_;
-};
-
 // Scans a fresh ~40 MiB store (codec none, 256 KiB chunks) with a 10 MiB budget. rr and ra
 // read rows on their own (direct rows), or, with direct off, a whole chunk for each row.
 void check_budget(const char* order, double passes, bool direct = true) {
@@ -89,7 +61,7 @@ void check_budget(const char* order, double passes, bool direct = true) {
   std::unique_ptr<Store> store;
   ASSERT_TRUE(Store::open(conv.output, &store).is_ok());
   ASSERT_GE(store->file_size(), 4 * budget);
-  Residency residency(conv.output);
+  test::Residency residency(conv.output);
   ASSERT_TRUE(residency.ok());
   // Written moments ago, so still cached; under other I/O the kernel may need a moment
   // (pages still under writeback cannot be dropped yet), so the drop is retried.

@@ -74,7 +74,7 @@ struct DirectFixture {
   }
   // A share that leaves a cache of a quarter of the decoded store.
   uint64_t out_of_core(const ReaderOptions& opt) const {
-    return reader_min_memory(*store, opt) + decoded / 4;
+    return reader_direct_rows_memory(*store, opt) + decoded / 4;
   }
 };
 

@@ -1,14 +1,16 @@
 // The decoder's vector kernels against their definitions: expanding sparse values (the
 // AVX2 path and the plain loop, including bitmaps that name more or fewer values than are
-// stored), and un-transposing byte-shuffled indices.
+// stored, reading no byte past the stored values), un-transposing byte-shuffled indices,
+// counting where indices do not increase, finding non-finite values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
-#include "store/expand.hpp"
+#include "store/kernels.hpp"
 #include "store/format.hpp"
 
 namespace agld::format {
@@ -38,7 +40,7 @@ TEST(ExpandValues, MatchesTheDefinition) {
       for (int64_t change : {0, -1, 1}) {  // stored as named, one fewer, one more
         if (change == -1 && stored.empty()) continue;
         const uint64_t count = stored.size() + change;
-        std::vector<std::byte> bytes(4 * count + kExpandOverread, std::byte{0x7f});
+        std::vector<std::byte> bytes(4 * count);
         std::copy_n(stored.begin(), std::min<uint64_t>(count, stored.size()),
                     reinterpret_cast<float*>(bytes.data()));
         std::vector<float> fast(nnz, -1), plain(nnz, -1);
@@ -73,6 +75,72 @@ TEST(ByteShuffle4, UnshuffleInvertsShuffle) {
     std::vector<uint32_t> got(n);
     if (n > 0) std::memcpy(got.data(), back.data(), 4 * n);
     ASSERT_EQ(got, v) << n;
+  }
+}
+
+TEST(CountFalls, MatchesTheDefinition) {
+  const uint32_t seed = 13;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (uint64_t n : {0, 1, 2, 7, 8, 9, 15, 16, 17, 31, 64, 100, 1000, 4099}) {
+    for (int kind = 0; kind < 4; ++kind) {
+      // Increasing runs with falls (and equal neighbours) at random places; large indices
+      // (above 2^31, where a signed compare would go wrong) in some.
+      std::vector<uint32_t> v(n);
+      uint32_t x = kind == 3 ? 0x80000000u : 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint32_t r = static_cast<uint32_t>(rng());
+        if (kind == 0) x = r;                                   // random: falls everywhere
+        if (kind >= 1) x = (r % 16 == 0) ? x - r % 5 : x + r % 3;  // runs, falls, equals
+        v[i] = x;
+      }
+      Falls expect;
+      for (uint64_t i = 0; i < n; ++i) {
+        if (i > 0) expect.falls += v[i] <= v[i - 1];
+        expect.top = std::max(expect.top, v[i]);
+      }
+      ASSERT_EQ(count_falls_portable(v.data(), n), expect) << n << " " << kind;
+      ASSERT_EQ(count_falls(v.data(), n), expect) << n << " " << kind;
+    }
+  }
+}
+
+TEST(AnyNonfinite, FindsEachInfinityAndNaNAnywhere) {
+  for (uint64_t n : {0, 1, 3, 8, 17, 64, 100}) {
+    for (size_t shift : {0, 1, 3}) {  // unaligned arrays
+      std::vector<std::byte> f(4 * n + shift), d(8 * n + shift);
+      for (uint64_t i = 0; i < n; ++i) {
+        const float a = static_cast<float>(i) - 50.5f;
+        const double b = static_cast<double>(i) * 1e300;  // large but finite
+        std::memcpy(f.data() + shift + 4 * i, &a, 4);
+        std::memcpy(d.data() + shift + 8 * i, &b, 8);
+      }
+      ASSERT_FALSE(any_nonfinite_floats(f.data() + shift, n)) << n;
+      ASSERT_FALSE(any_nonfinite_doubles(d.data() + shift, n)) << n;
+      for (uint64_t i = 0; i < n; ++i) {
+        for (double bad : {std::numeric_limits<double>::infinity(),
+                           -std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN()}) {
+          std::vector<std::byte> f2 = f, d2 = d;
+          const float bf = static_cast<float>(bad);
+          std::memcpy(f2.data() + shift + 4 * i, &bf, 4);
+          std::memcpy(d2.data() + shift + 8 * i, &bad, 8);
+          ASSERT_TRUE(any_nonfinite_floats(f2.data() + shift, n)) << n << " " << i;
+          ASSERT_TRUE(any_nonfinite_doubles(d2.data() + shift, n)) << n << " " << i;
+          // Not past n.
+          ASSERT_FALSE(any_nonfinite_floats(f2.data() + shift, i)) << n << " " << i;
+        }
+      }
+      // The largest finite values are finite.
+      if (n > 0) {
+        const float fm = std::numeric_limits<float>::max();
+        const double dm = -std::numeric_limits<double>::max();
+        std::memcpy(f.data() + shift, &fm, 4);
+        std::memcpy(d.data() + shift, &dm, 8);
+        ASSERT_FALSE(any_nonfinite_floats(f.data() + shift, n));
+        ASSERT_FALSE(any_nonfinite_doubles(d.data() + shift, n));
+      }
+    }
   }
 }
 

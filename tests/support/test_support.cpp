@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,6 +135,30 @@ std::string to_libsvm(const SparseRows& rows) {
     s += '\n';
   }
   return s;
+}
+
+Residency::Residency(const std::string& path) : map_(MAP_FAILED) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) return;
+  size_ = static_cast<uint64_t>(::lseek(fd_, 0, SEEK_END));
+  if (size_ > 0) map_ = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd_, 0);
+  const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  vec_.resize((size_ + page - 1) / page);
+}
+
+Residency::~Residency() {
+  if (map_ != MAP_FAILED) ::munmap(map_, size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool Residency::ok() const { return fd_ >= 0 && (size_ == 0 || map_ != MAP_FAILED); }
+
+uint64_t Residency::bytes() {
+  if (size_ == 0) return 0;
+  if (::mincore(map_, size_, vec_.data()) != 0) return size_;
+  uint64_t n = 0;
+  for (unsigned char v : vec_) n += v & 1;
+  return n * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
 }  // namespace agld::test

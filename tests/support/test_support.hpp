@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "agld/sparse.hpp"
 #include "agld/status.hpp"
@@ -73,5 +74,23 @@ Status write_store(const std::string& path, const SparseRows& rows, size_t chunk
 
 // LIBSVM text (1-based indices) for rows, shortest round-trip formatting.
 std::string to_libsvm(const SparseRows& rows);
+
+// The pages of a file resident in the page cache (mincore), through a mapping of its own
+// that is never touched.
+class Residency {
+ public:
+  explicit Residency(const std::string& path);
+  ~Residency();
+  Residency(const Residency&) = delete;
+  Residency& operator=(const Residency&) = delete;
+  bool ok() const;
+  uint64_t bytes();  // resident bytes now (the whole file if mincore fails)
+
+ private:
+  int fd_ = -1;
+  uint64_t size_ = 0;
+  void* map_;
+  std::vector<unsigned char> vec_;
+};
 
 }  // namespace agld::test

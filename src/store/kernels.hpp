@@ -1,0 +1,37 @@
+// The chunk decoder's loops over every nonzero (Store::decode_chunk), vectorized with AVX2
+// where the CPU has it (runtime dispatch), each with a plain loop that is its definition
+// (tests/store/kernels_test.cpp checks that the two agree).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace agld::format {
+
+// Expanding a chunk's sparse values (docs/format.md): a bitmap with a bit per nonzero, set
+// where the value is stored, and the stored values in order; every other value is 1.
+// dense[p] = the next stored value where bit p of the bitmap is set, else 1, for p < nnz.
+// Reads no more than the `stored` values of stored_values (unaligned is fine), whatever the
+// bitmap says. Returns how many of the bits below nnz are set: the chunk is sound iff that
+// is `stored`.
+uint64_t expand_values(const uint8_t* bitmap, const std::byte* stored_values, uint64_t stored,
+                       uint64_t nnz, float* dense);
+uint64_t expand_values_portable(const uint8_t* bitmap, const std::byte* stored_values,
+                                uint64_t stored, uint64_t nnz, float* dense);
+
+// Over idx[0, n): how many p >= 1 have idx[p] <= idx[p - 1] (the places where the array
+// does not increase), and the largest index (0 when n is 0).
+struct Falls {
+  uint64_t falls = 0;
+  uint32_t top = 0;
+  bool operator==(const Falls&) const = default;
+};
+Falls count_falls(const uint32_t* idx, uint64_t n);
+Falls count_falls_portable(const uint32_t* idx, uint64_t n);
+
+// Whether any of n floats (IEEE binary32, 4 bytes each, unaligned is fine) is an infinity
+// or a NaN; likewise n doubles.
+bool any_nonfinite_floats(const std::byte* p, uint64_t n);
+bool any_nonfinite_doubles(const std::byte* p, uint64_t n);
+
+}  // namespace agld::format

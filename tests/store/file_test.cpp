@@ -1,0 +1,137 @@
+// ReadableFile::read_uncached: the bytes asked for, wherever they sit against the 4 KiB
+// blocks an O_DIRECT read takes; none of them left in the page cache; a file cut short
+// while open fails with a message rather than a crash; the default implementation (used by
+// the fault-injecting file system) serves what view() serves.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <linux/magic.h>
+#include <vector>
+
+#include "agld/file.hpp"
+#include "fault_fs.hpp"
+#include "test_support.hpp"
+
+namespace agld {
+namespace {
+
+std::vector<std::byte> pattern(size_t n) {
+  std::vector<std::byte> b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = std::byte(static_cast<uint8_t>((i * 131) ^ (i >> 9)));
+  return b;
+}
+
+void write_file(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::unique_ptr<ReadableFile> open_local(const std::string& path) {
+  std::unique_ptr<ReadableFile> f;
+  Status st = FileSystem::local().open_readable(path, &f);
+  EXPECT_TRUE(st.is_ok()) << st.to_string();
+  return f;
+}
+
+TEST(ReadUncached, ReadsTheBytesWhereverTheyAre) {
+  test::TempDir dir;
+  const std::string path = dir.file("f");
+  const size_t size = 5 * 4096 + 123;  // ends inside a block
+  const auto bytes = pattern(size);
+  write_file(path, bytes);
+  auto f = open_local(path);
+  ReadBuffer buf;  // one buffer for every read, growing and shrinking
+  const std::vector<std::pair<uint64_t, size_t>> reads = {
+      {0, 1},    {0, 4096}, {1, 4095}, {4095, 2},     {4095, 4098}, {100, 9000},
+      {0, size}, {size - 1, 1}, {size - 123, 123}, {size - 5000, 5000}, {8192, 4096}, {7, 0},
+      {size, 0}};
+  for (auto [offset, n] : reads) {
+    ByteSpan out;
+    Status st = f->read_uncached(offset, n, &buf, &out);
+    ASSERT_TRUE(st.is_ok()) << offset << " " << n << ": " << st.to_string();
+    ASSERT_EQ(out.size(), n);
+    ASSERT_TRUE(std::equal(out.begin(), out.end(), bytes.begin() + static_cast<std::ptrdiff_t>(offset)))
+        << offset << " " << n;
+  }
+}
+
+TEST(ReadUncached, OutsideTheFileFails) {
+  test::TempDir dir;
+  const std::string path = dir.file("f");
+  write_file(path, pattern(10000));
+  auto f = open_local(path);
+  ReadBuffer buf;
+  ByteSpan out;
+  for (auto [offset, n] : std::vector<std::pair<uint64_t, size_t>>{{9999, 2}, {10001, 0}, {0, 10001}}) {
+    Status st = f->read_uncached(offset, n, &buf, &out);
+    ASSERT_FALSE(st.is_ok()) << offset << " " << n;
+    EXPECT_NE(st.message().find("past the end of the file"), std::string::npos) << st.to_string();
+  }
+}
+
+TEST(ReadUncached, LeavesNoPageInThePageCache) {
+  test::TempDir dir;
+  struct statfs fs;
+  ASSERT_EQ(::statfs(dir.path().c_str(), &fs), 0);
+  if (fs.f_type == TMPFS_MAGIC) GTEST_SKIP() << "tmpfs: its pages are the file";
+  const std::string path = dir.file("f");
+  const size_t size = (4 << 20) + 777;
+  write_file(path, pattern(size));
+  {  // out of the page cache first
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    ASSERT_EQ(::fdatasync(fd), 0);
+    ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    ::close(fd);
+  }
+  test::Residency resident(path);
+  ASSERT_TRUE(resident.ok());
+  ASSERT_EQ(resident.bytes(), 0u) << "the written file stayed in the page cache";
+  auto f = open_local(path);
+  const uint64_t after_open = resident.bytes();  // nothing read yet (a mapping, unused)
+  ReadBuffer buf;
+  ByteSpan out;
+  for (uint64_t offset = 1000; offset + 300000 < size; offset += 250000) {
+    ASSERT_TRUE(f->read_uncached(offset, 300000, &buf, &out).is_ok());
+  }
+  EXPECT_EQ(resident.bytes(), after_open);
+}
+
+TEST(ReadUncached, AFileCutShortWhileOpenFailsWithAMessage) {
+  test::TempDir dir;
+  const std::string path = dir.file("f");
+  write_file(path, pattern(64 << 10));
+  auto f = open_local(path);
+  ASSERT_EQ(::truncate(path.c_str(), 10000), 0);
+  ReadBuffer buf;
+  ByteSpan out;
+  for (auto [offset, n] : std::vector<std::pair<uint64_t, size_t>>{{20000, 100}, {9000, 5000}}) {
+    Status st = f->read_uncached(offset, n, &buf, &out);
+    ASSERT_FALSE(st.is_ok()) << offset;
+    EXPECT_NE(st.message().find("truncated while open"), std::string::npos) << st.to_string();
+  }
+  ASSERT_TRUE(f->read_uncached(100, 9000, &buf, &out).is_ok());  // what is left reads
+}
+
+TEST(ReadUncached, TheDefaultServesWhatViewServes) {
+  test::TempDir dir;
+  const std::string path = dir.file("f");
+  const auto bytes = pattern(9000);
+  write_file(path, bytes);
+  test::FaultFileSystem faults;
+  faults.flips.push_back({4321, 0xFF});
+  std::unique_ptr<ReadableFile> f;
+  ASSERT_TRUE(faults.open_readable(path, &f).is_ok());
+  ReadBuffer buf;
+  ByteSpan out, view;
+  ASSERT_TRUE(f->read_uncached(4000, 1000, &buf, &out).is_ok());
+  ASSERT_TRUE(f->view(4000, 1000, &view).is_ok());
+  EXPECT_TRUE(std::equal(out.begin(), out.end(), view.begin(), view.end()));
+  EXPECT_EQ(out[321], bytes[4321] ^ std::byte{0xFF});
+  EXPECT_FALSE(f->read_uncached(8500, 1000, &buf, &out).is_ok());
+}
+
+}  // namespace
+}  // namespace agld
