@@ -105,7 +105,7 @@ int run_scan(const ScanArgs& a) {
     st = reader->next(&batch);
     if (!st.is_ok()) return fail(st);
     rows += batch.size();
-    nnz += batch.indices.size();
+    nnz += batch.nnz();
     for (double y : batch.labels) label_sum += y;
     if (!first_pass && rows >= n_rows) {
       first_pass = since_start();

@@ -22,23 +22,38 @@
 
 namespace agld {
 
-// One batch: n rows in CSR form, views into the reader's buffers. Valid until the next
-// call to Reader::next() or the reader's destruction.
+// One row of a batch: views of its indices and values.
+struct BatchRow {
+  const uint32_t* indices = nullptr;
+  const float* values = nullptr;  // nnz of them (1 where the store holds none)
+  uint32_t nnz = 0;
+};
+
+// One batch: n rows, views into the reader's memory (the decoded chunks themselves where it
+// can: no row is copied unless it must be). Valid until the next call to Reader::next() or
+// the reader's destruction.
 struct Batch {
   std::span<const uint64_t> row_ids;  // n global row numbers, in the order's sequence
   std::span<const double> labels;     // n; binary labels mapped to +1 / -1
-  std::span<const uint64_t> offsets;  // n + 1; row i is [offsets[i], offsets[i + 1])
-  std::span<const uint32_t> indices;  // 0-based feature indices
-  std::span<const float> values;      // one per index (1 where the store holds none)
+  std::span<const BatchRow> rows;     // n
 
   size_t size() const { return row_ids.size(); }
-  std::span<const uint32_t> row_indices(size_t i) const {
-    return indices.subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  std::span<const uint32_t> row_indices(size_t i) const { return {rows[i].indices, rows[i].nnz}; }
+  std::span<const float> row_values(size_t i) const { return {rows[i].values, rows[i].nnz}; }
+  uint64_t nnz() const {
+    uint64_t n = 0;
+    for (const BatchRow& r : rows) n += r.nnz;
+    return n;
   }
-  std::span<const float> row_values(size_t i) const {
-    return values.subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  // Rows [from, from + n), as a batch (views of the same memory).
+  Batch slice(size_t from, size_t n) const {
+    return Batch{row_ids.subspan(from, n), labels.subspan(from, n), rows.subspan(from, n)};
   }
 };
+
+// Appends the row views of CSR rows (offsets: rows + 1 entries into indices and values).
+void append_row_views(std::span<const uint64_t> offsets, const uint32_t* indices,
+                      const float* values, std::vector<BatchRow>* out);
 
 // What a reader has done, counted over the batches delivered so far (so, apart from the
 // gauges marked as such, the same whatever the prefetch depth or the thread's timing).

@@ -18,7 +18,8 @@
 // is full it keeps what it holds: reader/chunk_cache.hpp), pinned by the slots not yet
 // consumed, plus the buffers kept for reuse. A slot holds at most one chunk read from the
 // file, so at most (prefetch + 2) slots are unconsumed (ring, the consumer's, the
-// producer's), and as many chunks are read at once or held outside the cache. Out of core,
+// producer's), and as many chunks are read at once or held outside the cache; plus
+// kHeldSlots consumed slots whose rows the batch just delivered points into. Out of core,
 // decoded chunks' buffers are reused (ChunkMemory), so that reading allocates nothing once
 // the cache has filled.
 #include "agld/reader.hpp"
@@ -54,6 +55,10 @@ constexpr size_t kSlotRows = 8192;         // a slot closes at this many rows ..
 constexpr uint64_t kPageSlack = 64 << 10;  // pages either side of a chunk, when rounding
 constexpr size_t kPlanKeep = 8192;         // rows of the plan consumed before they are erased
 constexpr size_t kMaxDecodeThreads = 8;    // the default's cap
+constexpr size_t kHeldSlots = 1;           // consumed slots a batch may still point into
+// A batch's memory a row: its id, label, view and (copied) where its copy is; copied rows
+// also take 8 bytes a nonzero, counted twice (the buffers grow by doubling).
+constexpr uint64_t kBatchRowBytes = 8 + 8 + sizeof(BatchRow) + 16;
 // Direct rows (rows read on their own): a slot holds at most kDirectSlotRows rows and
 // kDirectSlotNnz entries, or one longer row; the rows after the consumer's are located and
 // asked for up to kRowsAhead rows or row_ahead_bytes() of pages, so that the disk has many
@@ -128,10 +133,10 @@ struct Reserve {
 };
 
 // Buffers of decoded chunks kept for reuse (ChunkMemory): those of the chunks not kept by
-// the cache, given back as the consumer lets go of them (at most one per unconsumed slot),
-// one per decode thread (or for the producer) and one more.
+// the cache, given back as the consumer lets go of them (at most one per unconsumed or held
+// slot), one per decode thread (or for the producer) and one more.
 size_t kept_buffers(const ReaderOptions& o) {
-  return (o.prefetch + 2) + std::max<size_t>(decode_threads(o), 1) + 1;
+  return (o.prefetch + 2 + kHeldSlots) + std::max<size_t>(decode_threads(o), 1) + 1;
 }
 
 Reserve reserve_for(const Store& store, const ReaderOptions& o) {
@@ -144,17 +149,17 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   const StoreMeta& m = store.meta();
   const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
   Reserve r;
-  // A chunk per unconsumed slot (the header comment), one for what the allocator holds
+  // A chunk per unconsumed or held slot (the header comment), one for what the allocator holds
   // between a chunk freed and the next of another size (measured: about one chunk), the
   // buffers kept for reuse and the template. Each decoding thread also holds a zstd context
   // and the raw chunk it decompresses into (Store::decode_chunk).
   const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
-  r.ring = ((o.prefetch + 2) + 2 + kept_buffers(o)) * max_decoded +
+  r.ring = ((o.prefetch + 2 + kHeldSlots) + 2 + kept_buffers(o)) * max_decoded +
            threads * (max_raw + (256 << 10));
   // The stored bytes of the chunks being read: each decode thread's read buffer, and the
   // producer's (ReadableFile::read_uncached; none of them in the page cache).
   r.file = (threads + 1) * (max_stored + 2 * ReadBuffer::kAlign);
-  r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +        // batch buffers
+  r.batch = o.batch_size * (kBatchRowBytes + 2 * 8 * avg_nnz) +  // batch buffers
             (o.prefetch + 2) * kSlotRows * 4 +                 // slots
             2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
   return r;
@@ -185,13 +190,14 @@ Reserve reserve_direct(const Store& store, const ReaderOptions& o) {
   const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
   Reserve r;
   const uint64_t ahead = row_ahead_bytes(o);
-  r.ring = (o.prefetch + 2) * (24 * kDirectSlotRows + 8 + 8 * kDirectSlotNnz) + 8 * max_nnz +
+  r.ring = (o.prefetch + 2 + kHeldSlots) * (24 * kDirectSlotRows + 8 + 8 * kDirectSlotNnz) +
+           8 * max_nnz +
            RowReader::max_index_bytes(store) + kRowsAhead * sizeof(Planned) +
            4 * (ahead / 4 + max_nnz);  // the positions of the stored values of the rows ahead
   r.file = 2 * (ahead + 8 * max_nnz + 3 * page) +                // rows asked for
            ahead + 2 * RowReader::max_index_read_bytes(store) +  // row indexes asked for
            4 * kPageSlack;
-  r.batch = o.batch_size * (24 + 2 * 8 * avg_nnz) + 8 +        // batch buffers
+  r.batch = o.batch_size * (kBatchRowBytes + 2 * 8 * avg_nnz) +  // batch buffers
             (o.prefetch + 2) * kDirectSlotRows * 4 +           // slots
             2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
   return r;
@@ -719,14 +725,10 @@ class ReaderImpl final : public Reader {
         options_(options),
         memory_(std::make_shared<ChunkMemory>(kept_buffers(options))),
         producer_(store, std::move(cursor), setup, memory_, row_ahead_bytes(options)) {
-    const StoreMeta& m = store.meta();
-    const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
     const size_t n = options.batch_size;
     row_ids_.reserve(n);
     labels_.reserve(n);
-    offsets_.reserve(n + 1);
-    indices_.resize(n * avg_nnz);
-    values_.resize(n * avg_nnz);
+    rows_.reserve(n);
     stats_.cache_capacity_bytes = setup.capacity;
     stats_.whole_store_cached = setup.fits;
     if (options_.prefetch > 0) {
@@ -752,14 +754,20 @@ class ReaderImpl final : public Reader {
   const ReaderStats& stats() const override { return stats_; }
   const ReaderOptions& options() const override { return options_; }
 
+  // The rows of a batch point into the slots they came from: the current slot, and up to
+  // kHeldSlots slots before it, which are held (not given back to the producer) until the
+  // next call. Rows of any further slot, and of a slot with a row too long for a slot (the
+  // producer waits for it to come back), are copied into the batch's own buffers.
   Status next(Batch* out) override {
     if (!failed_.is_ok()) return failed_;
+    release_held();
     const size_t n = options_.batch_size;
-    if (view_in_chunk(out)) return Status::ok();
     row_ids_.clear();
     labels_.clear();
-    offsets_.assign(1, 0);
+    rows_.clear();
+    copied_.clear();
     nnz_ = 0;
+    uint32_t longest_ones = 0;  // the longest row of a chunk without values
     while (row_ids_.size() < n) {
       if (!slot_ || pos_ == slot_->rows.size()) {
         Status st = advance();
@@ -772,14 +780,24 @@ class ReaderImpl final : public Reader {
       while (slot_->segments[seg_].end == pos_) ++seg_;
       const Segment& s = slot_->segments[seg_];
       const size_t stop = std::min(s.end, pos_ + (n - row_ids_.size()));
+      // The batch may point into this slot if it ends in it, or if the slot, once left, can
+      // be held.
+      const bool view = !slot_->oversized && (held_.size() < kHeldSlots ||
+                                              slot_->rows.size() - pos_ >= n - row_ids_.size());
+      slot_viewed_ |= view;
       if (!s.chunk) {  // rows read on their own
         const DirectRows& d = slot_->direct;
         for (; pos_ < stop; ++pos_) {
           const uint32_t i = slot_->rows[pos_];
           row_ids_.push_back(d.ids[i]);
           labels_.push_back(d.labels[i]);
-          append(d.indices.data() + d.offsets[i], d.values.data() + d.offsets[i],
-                 d.offsets[i + 1] - d.offsets[i]);
+          const uint64_t b = d.offsets[i];
+          const auto len = static_cast<uint32_t>(d.offsets[i + 1] - b);
+          if (view) {
+            rows_.push_back({d.indices.data() + b, d.values.data() + b, len});
+          } else {
+            copy(d.indices.data() + b, d.values.data() + b, len);
+          }
         }
         continue;
       }
@@ -790,21 +808,37 @@ class ReaderImpl final : public Reader {
         return failed_;
       }
       const DecodedChunk& c = box.chunk();
-      const auto offsets = c.offsets();
+      const uint32_t* offsets = c.offsets().data();
+      const double* labels = c.labels().data();
       const uint32_t* idx = c.indices().data();
       const float* val = c.has_values() ? c.values().data() : nullptr;
+      const uint64_t first = c.first_row();
       for (; pos_ < stop; ++pos_) {
         const uint32_t r = slot_->rows[pos_];
-        row_ids_.push_back(c.first_row() + r);
-        labels_.push_back(c.labels()[r]);
-        append(idx + offsets[r], val ? val + offsets[r] : nullptr, offsets[r + 1] - offsets[r]);
+        row_ids_.push_back(first + r);
+        labels_.push_back(labels[r]);
+        const uint32_t b = offsets[r], len = offsets[r + 1] - b;
+        if (!val) longest_ones = std::max(longest_ones, len);
+        if (view) {
+          rows_.push_back({idx + b, val ? val + b : nullptr, len});
+        } else {
+          copy(idx + b, val ? val + b : nullptr, len);
+        }
       }
+    }
+    // Now that the buffers have stopped growing: the copied rows' views, and the values of
+    // rows from chunks without values.
+    for (const auto& [i, at] : copied_) {
+      rows_[i].indices = indices_.data() + at;
+      rows_[i].values = values_.data() + at;
+    }
+    if (ones_.size() < longest_ones) ones_.resize(longest_ones, 1.0f);
+    for (BatchRow& r : rows_) {
+      if (!r.values) r.values = ones_.data();
     }
     out->row_ids = row_ids_;
     out->labels = labels_;
-    out->offsets = offsets_;
-    out->indices = std::span<const uint32_t>(indices_).first(nnz_);
-    out->values = std::span<const float>(values_).first(nnz_);
+    out->rows = rows_;
     delivered(n);
     return Status::ok();
   }
@@ -818,22 +852,23 @@ class ReaderImpl final : public Reader {
     stats_.wait_seconds += seconds_since(t0);
   }
 
-  // Appends a row's entries to the batch (values null: all 1). The buffers only grow, so
-  // that a copy is a memcpy with no per-row bookkeeping.
-  void append(const uint32_t* idx, const float* val, size_t len) {
+  // Appends a copy of a row to the batch (values null: all 1); its view is set once the
+  // batch is complete (the buffers may grow until then).
+  void copy(const uint32_t* idx, const float* val, uint32_t len) {
     if (nnz_ + len > indices_.size()) {
-      const size_t grown = std::max(nnz_ + len, 2 * indices_.size());
+      const size_t grown = std::max<size_t>(nnz_ + len, 2 * indices_.size());
       indices_.resize(grown);
       values_.resize(grown);
     }
-    std::memcpy(indices_.data() + nnz_, idx, 4 * len);
+    std::memcpy(indices_.data() + nnz_, idx, 4 * size_t{len});
     if (val) {
-      std::memcpy(values_.data() + nnz_, val, 4 * len);
+      std::memcpy(values_.data() + nnz_, val, 4 * size_t{len});
     } else {
       std::fill_n(values_.data() + nnz_, len, 1.0f);
     }
+    copied_.push_back({rows_.size(), nnz_});
+    rows_.push_back({nullptr, nullptr, len});
     nnz_ += len;
-    offsets_.push_back(nnz_);
   }
 
   void delivered(size_t n) {
@@ -841,68 +876,45 @@ class ReaderImpl final : public Reader {
     ++stats_.batches;
     stats_.passes = static_cast<double>(stats_.rows) / static_cast<double>(store_.meta().rows);
     stats_.decoded_peak_bytes = memory_->peak();
-    stats_.batch_bytes = 8 * (row_ids_.capacity() + labels_.capacity() + offsets_.capacity()) +
+    stats_.batch_bytes = 8 * (row_ids_.capacity() + labels_.capacity()) +
+                         sizeof(BatchRow) * rows_.capacity() +
+                         16 * copied_.capacity() +
                          4 * (indices_.capacity() + values_.capacity() + ones_.capacity());
   }
 
-  // A batch of consecutive rows of one decoded chunk (ca, mostly) is not copied: its views
-  // are the chunk's own arrays, which the consumer's slot keeps alive until the next
-  // next(). Only the row ids and the offsets (rebased to 0) are written.
-  bool view_in_chunk(Batch* out) {
-    const size_t n = options_.batch_size;
-    if (!slot_ || pos_ == slot_->rows.size() || slot_->rows.size() - pos_ < n) return false;
-    size_t seg = seg_;
-    while (slot_->segments[seg].end == pos_) ++seg;
-    const Segment& s = slot_->segments[seg];
-    if (!s.chunk || s.end - pos_ < n) return false;
-    const uint32_t r0 = slot_->rows[pos_];
-    for (size_t i = 1; i < n; ++i) {
-      if (slot_->rows[pos_ + i] != r0 + i) return false;
+  // Gives the slots the previous batch held back to the producer.
+  void release_held() {
+    slot_viewed_ = false;
+    if (held_.empty()) return;
+    for (std::unique_ptr<Slot>& h : held_) recycle(std::move(h));
+    held_.clear();
+  }
+
+  // A consumed slot goes back to the producer to be filled again (its chunks released now).
+  void recycle(std::unique_ptr<Slot> done) {
+    done->segments.clear();  // release the chunks now
+    if (done->oversized) {
+      done->direct.release();
+      producer_.release_oversized();
     }
-    const ChunkBox& box = *s.chunk;
-    wait_for(box);
-    if (!box.status.is_ok()) return false;  // the general path fails the same way
-    const DecodedChunk& c = box.chunk();
-    const auto offsets = c.offsets();
-    const uint32_t b = offsets[r0], e = offsets[r0 + n];
-    row_ids_.resize(n);
-    offsets_.resize(n + 1);
-    for (size_t i = 0; i < n; ++i) {
-      row_ids_[i] = c.first_row() + r0 + i;
-      offsets_[i] = offsets[r0 + i] - b;
-    }
-    offsets_[n] = e - b;
-    out->row_ids = row_ids_;
-    out->labels = c.labels().subspan(r0, n);
-    out->offsets = offsets_;
-    out->indices = c.indices().subspan(b, e - b);
-    if (c.has_values()) {
-      out->values = c.values().subspan(b, e - b);
+    if (options_.prefetch == 0) {
+      spare_ = std::move(done);
     } else {
-      if (ones_.size() < e - b) ones_.resize(e - b, 1.0f);
-      out->values = std::span<const float>(ones_).first(e - b);
+      std::lock_guard<std::mutex> lock(mu_);
+      free_.push_back(std::move(done));
     }
-    seg_ = seg;
-    pos_ += n;
-    delivered(n);
-    return true;
   }
 
   // Replaces the consumed slot by the next one, and counts what producing it cost.
   Status advance() {
     std::unique_ptr<Slot> done = std::move(slot_);
     if (done) {
-      done->segments.clear();  // release the chunks now
-      if (done->oversized) {
-        done->direct.release();
-        producer_.release_oversized();
-      }
-      if (options_.prefetch == 0) {
-        spare_ = std::move(done);
+      if (slot_viewed_) {
+        held_.push_back(std::move(done));  // the batch being gathered points into it
       } else {
-        std::lock_guard<std::mutex> lock(mu_);
-        free_.push_back(std::move(done));
+        recycle(std::move(done));
       }
+      slot_viewed_ = false;
     }
     if (options_.prefetch == 0) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -987,11 +999,15 @@ class ReaderImpl final : public Reader {
   size_t pos_ = 0, seg_ = 0;
   std::unique_ptr<Slot> spare_;  // prefetch 0: the slot to refill
 
+  std::vector<std::unique_ptr<Slot>> held_;  // consumed, and viewed by the current batch
+  bool slot_viewed_ = false;                 // the current slot is viewed by the batch
+
   std::vector<uint64_t> row_ids_;
-  std::vector<float> ones_;  // values of batches viewed in chunks without values
   std::vector<double> labels_;
-  std::vector<uint64_t> offsets_;
-  std::vector<uint32_t> indices_;  // the first nnz_ are the batch's
+  std::vector<BatchRow> rows_;
+  std::vector<float> ones_;  // the values of rows of chunks without values
+  std::vector<std::pair<size_t, size_t>> copied_;  // (row in the batch, where its copy is)
+  std::vector<uint32_t> indices_;  // copied rows: the first nnz_ are the batch's
   std::vector<float> values_;
   size_t nnz_ = 0;
 
@@ -1005,6 +1021,14 @@ class ReaderImpl final : public Reader {
 };
 
 }  // namespace
+
+void append_row_views(std::span<const uint64_t> offsets, const uint32_t* indices,
+                      const float* values, std::vector<BatchRow>* out) {
+  for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+    out->push_back({indices + offsets[i], values + offsets[i],
+                    static_cast<uint32_t>(offsets[i + 1] - offsets[i])});
+  }
+}
 
 std::vector<ReaderOrderInfo> reader_orders() {
   std::vector<ReaderOrderInfo> out;

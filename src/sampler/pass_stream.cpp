@@ -4,14 +4,10 @@
 
 namespace agld::sampler {
 
-Batch PassStream::carry_view(size_t from, size_t n) const {
-  Batch all;
-  all.row_ids = ids_;
-  all.labels = rows_.labels;
-  all.offsets = rows_.offsets;
-  all.indices = rows_.indices;
-  all.values = rows_.values;
-  return sub_batch(all, from, n);
+Batch PassStream::carry_view(size_t from, size_t n) {
+  views_.clear();
+  append_row_views(rows_.offsets, rows_.indices.data(), rows_.values.data(), &views_);
+  return Batch{ids_, rows_.labels, views_}.slice(from, n);
 }
 
 Status PassStream::take(uint64_t count, const std::function<void(const Batch&)>& visit) {
@@ -35,7 +31,7 @@ Status PassStream::take(uint64_t count, const std::function<void(const Batch&)>&
     Status st = reader_->next(&b);
     if (!st.is_ok()) return st;
     const size_t n = static_cast<size_t>(std::min<uint64_t>(left, b.size()));
-    visit(n == b.size() ? b : sub_batch(b, 0, n));
+    visit(n == b.size() ? b : b.slice(0, n));
     left -= n;
     if (n < b.size()) {  // keep the rest for the next take
       ids_.assign(b.row_ids.begin() + static_cast<std::ptrdiff_t>(n), b.row_ids.end());

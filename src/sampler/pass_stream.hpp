@@ -23,23 +23,13 @@ class PassStream {
   const Reader& reader() const { return *reader_; }
 
  private:
-  Batch carry_view(size_t from, size_t n) const;
+  Batch carry_view(size_t from, size_t n);
 
   std::unique_ptr<Reader> reader_;
   // Rows delivered by the reader and not yet visited (in CSR, offsets from 0).
   std::vector<uint64_t> ids_;
   SparseRows rows_;
+  std::vector<BatchRow> views_;  // of rows_, for carry_view
 };
-
-// Rows [from, from + n) of a batch, as a batch (a view into the same buffers).
-inline Batch sub_batch(const Batch& b, size_t from, size_t n) {
-  Batch s;
-  s.row_ids = b.row_ids.subspan(from, n);
-  s.labels = b.labels.subspan(from, n);
-  s.offsets = b.offsets.subspan(from, n + 1);
-  s.indices = b.indices;
-  s.values = b.values;
-  return s;
-}
 
 }  // namespace agld::sampler

@@ -266,7 +266,9 @@ class Augment {
       values_.push_back(1.0f);
       offsets_[i + 1] = indices_.size();
     }
-    out_ = Batch{b.row_ids, b.labels, offsets_, indices_, values_};
+    views_.clear();
+    append_row_views(offsets_, indices_.data(), values_.data(), &views_);
+    out_ = Batch{b.row_ids, b.labels, views_};
     return out_;
   }
 
@@ -276,6 +278,7 @@ class Augment {
   std::vector<uint64_t> offsets_;
   std::vector<uint32_t> indices_;
   std::vector<float> values_;
+  std::vector<BatchRow> views_;
   Batch out_;
 };
 
@@ -486,10 +489,12 @@ Status Engine::step_batch(uint64_t k, const Batch& b, bool draw, bool do_step) {
   support_.clear();
   // The batch's coordinates are scattered over d: ask for their state's cache lines first,
   // so that the misses overlap instead of queueing behind each jump (bench/sample_bench.sh).
-  for (uint32_t j : b.indices) {
-    __builtin_prefetch(&stamp_[j]);
-    __builtin_prefetch(&x_[j]);
-    __builtin_prefetch(&g_[j]);
+  for (size_t i = 0; i < n; ++i) {
+    for (uint32_t j : b.row_indices(i)) {
+      __builtin_prefetch(&stamp_[j]);
+      __builtin_prefetch(&x_[j]);
+      __builtin_prefetch(&g_[j]);
+    }
   }
   for (size_t i = 0; i < n; ++i) {
     const auto idx = b.row_indices(i);

@@ -95,9 +95,11 @@ void expect_same_batches(Reader& a, Reader& b, size_t batches) {
     ASSERT_TRUE(std::equal(x.row_ids.begin(), x.row_ids.end(), y.row_ids.begin(), y.row_ids.end()))
         << "batch " << i;
     ASSERT_TRUE(std::equal(x.labels.begin(), x.labels.end(), y.labels.begin(), y.labels.end()));
-    ASSERT_TRUE(std::equal(x.offsets.begin(), x.offsets.end(), y.offsets.begin(), y.offsets.end()));
-    ASSERT_TRUE(std::equal(x.indices.begin(), x.indices.end(), y.indices.begin(), y.indices.end()));
-    ASSERT_TRUE(std::equal(x.values.begin(), x.values.end(), y.values.begin(), y.values.end()));
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t r = 0; r < x.size(); ++r) {
+      ASSERT_TRUE(std::ranges::equal(x.row_indices(r), y.row_indices(r))) << "batch " << i;
+      ASSERT_TRUE(std::ranges::equal(x.row_values(r), y.row_values(r))) << "batch " << i;
+    }
   }
 }
 

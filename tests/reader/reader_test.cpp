@@ -59,8 +59,8 @@ std::vector<uint64_t> read_ids(Reader& reader, const SparseRows& ref, uint64_t r
     EXPECT_TRUE(st.is_ok()) << st.to_string();
     if (!st.is_ok()) break;
     EXPECT_EQ(b.size(), reader.options().batch_size);
-    EXPECT_EQ(b.offsets.size(), b.size() + 1);
-    EXPECT_EQ(b.indices.size(), b.values.size());
+    EXPECT_EQ(b.labels.size(), b.size());
+    EXPECT_EQ(b.rows.size(), b.size());
     for (size_t i = 0; i < b.size(); ++i) {
       const uint64_t id = b.row_ids[i];
       EXPECT_LT(id, ref.rows());
@@ -120,6 +120,40 @@ TEST(Reader, OrdersVisitEveryRowOncePerPass) {
           EXPECT_NE(passes[1], passes[2]);
         }
         EXPECT_EQ(reader->stats().rows, reader->stats().batches * batch);
+      }
+    }
+  }
+}
+
+// A batch points into the decoded chunks (and the slot before the current one is held for
+// it): ca and br batches no longer than a chunk copy no row, in core and out of core, with
+// and without a background thread. Larger batches, over more slots than are held, copy the
+// rest (checked row by row by read_ids, as everywhere).
+TEST(Reader, BatchesPointIntoTheChunks) {
+  Fixture f(5000, 250);
+  uint64_t raw = 0;
+  for (size_t k = 0; k < f.store->chunk_count(); ++k) raw += f.store->chunk(k).raw_size;
+  for (const char* order : {"ca", "br"}) {
+    for (size_t prefetch : {0, 4}) {
+      for (bool fits : {false, true}) {
+        SCOPED_TRACE(testing::Message() << order << " prefetch " << prefetch << " fits " << fits);
+        for (size_t batch : {100, 250, 1200}) {
+          ReaderOptions opt;
+          opt.order = order;
+          opt.batch_size = batch;
+          opt.prefetch = prefetch;
+          opt.memory = reader_min_memory(*f.store, opt) + (fits ? 4 * raw : raw / 6);
+          auto reader = open_reader(*f.store, opt);
+          read_ids(*reader, f.ref, 12000);
+          // Row ids, labels and views only, or copied entries as well (1200 rows span 5 or
+          // 6 slots of at most a chunk read each: some rows are copied).
+          const uint64_t views_only = batch * (16 + sizeof(BatchRow) + 16);
+          if (batch <= 250) {
+            EXPECT_LE(reader->stats().batch_bytes, views_only) << batch;
+          } else {
+            EXPECT_GT(reader->stats().batch_bytes, views_only) << batch;
+          }
+        }
       }
     }
   }

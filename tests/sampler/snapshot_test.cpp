@@ -29,8 +29,11 @@ struct OwnedBatch {
       values.insert(values.end(), val.begin(), val.end());
       offsets.push_back(indices.size());
     }
+    append_row_views(offsets, indices.data(), values.data(), &views);
   }
-  Batch view() const { return Batch{ids, labels, offsets, indices, values}; }
+  std::vector<BatchRow> views;  // of the arrays above, made once they are complete
+  OwnedBatch(const OwnedBatch&) = delete;  // the views point into this one
+  Batch view() const { return Batch{ids, labels, views}; }
 };
 
 std::vector<double> margins(const Batch& b, const std::vector<double>& theta) {
