@@ -4,6 +4,8 @@
 #include <array>
 #include <cstring>
 
+#include "store/format.hpp"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -107,6 +109,73 @@ __attribute__((target("avx2"))) Falls falls_avx2(const uint32_t* idx, uint64_t n
   return f;
 }
 
+// Falls and the largest index over groups of 8 indices in order: each group compared with
+// itself moved up one lane, the lane moved in being the last index of the group before.
+struct FallsAvx2 {
+  __m256i count, top;
+  __m256i last;  // lane 0: the index before the next group
+};
+__attribute__((target("avx2"), always_inline)) inline void falls_group(FallsAvx2& a, __m256i v,
+                                                                       bool first) {
+  const __m256i up = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+  const __m256i rot = _mm256_permutevar8x32_epi32(v, up);
+  const __m256i prev = _mm256_blend_epi32(rot, a.last, 0x01);
+  __m256i le = _mm256_cmpeq_epi32(_mm256_max_epu32(v, prev), prev);
+  if (first) le = _mm256_blend_epi32(le, _mm256_setzero_si256(), 0x01);  // no index before
+  a.count = _mm256_sub_epi32(a.count, le);
+  a.top = _mm256_max_epu32(a.top, v);
+  a.last = rot;
+}
+
+// 32 indices a step: the four byte planes interleaved (within 128-bit lanes, then the lanes
+// put in order), stored, and their falls counted while in registers.
+__attribute__((target("avx2"))) Falls unshuffle_falls_avx2(const std::byte* src, uint32_t* dst,
+                                                            uint64_t n) {
+  const auto* s0 = reinterpret_cast<const uint8_t*>(src);
+  const uint8_t *s1 = s0 + n, *s2 = s1 + n, *s3 = s2 + n;
+  FallsAvx2 acc{_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+  uint64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s0 + i));
+    const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s1 + i));
+    const __m256i a2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s2 + i));
+    const __m256i a3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s3 + i));
+    const __m256i lo01 = _mm256_unpacklo_epi8(a0, a1), hi01 = _mm256_unpackhi_epi8(a0, a1);
+    const __m256i lo23 = _mm256_unpacklo_epi8(a2, a3), hi23 = _mm256_unpackhi_epi8(a2, a3);
+    const __m256i q0 = _mm256_unpacklo_epi16(lo01, lo23), q1 = _mm256_unpackhi_epi16(lo01, lo23);
+    const __m256i q2 = _mm256_unpacklo_epi16(hi01, hi23), q3 = _mm256_unpackhi_epi16(hi01, hi23);
+    const __m256i v0 = _mm256_permute2x128_si256(q0, q1, 0x20);  // indices i .. i + 7
+    const __m256i v1 = _mm256_permute2x128_si256(q2, q3, 0x20);  // i + 8 .. i + 15
+    const __m256i v2 = _mm256_permute2x128_si256(q0, q1, 0x31);  // i + 16 .. i + 23
+    const __m256i v3 = _mm256_permute2x128_si256(q2, q3, 0x31);  // i + 24 .. i + 31
+    auto* out = reinterpret_cast<__m256i*>(dst + i);
+    _mm256_storeu_si256(out + 0, v0);
+    _mm256_storeu_si256(out + 1, v1);
+    _mm256_storeu_si256(out + 2, v2);
+    _mm256_storeu_si256(out + 3, v3);
+    falls_group(acc, v0, i == 0);
+    falls_group(acc, v1, false);
+    falls_group(acc, v2, false);
+    falls_group(acc, v3, false);
+  }
+  alignas(32) uint32_t c[8], t[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(c), acc.count);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(t), acc.top);
+  Falls f;
+  for (int k = 0; k < 8; ++k) {
+    f.falls += c[k];
+    f.top = std::max(f.top, t[k]);
+  }
+  for (; i < n; ++i) {
+    const uint32_t v = uint32_t{s0[i]} | uint32_t{s1[i]} << 8 | uint32_t{s2[i]} << 16 |
+                       uint32_t{s3[i]} << 24;
+    dst[i] = v;
+    if (i > 0) f.falls += v <= dst[i - 1];
+    f.top = std::max(f.top, v);
+  }
+  return f;
+}
+
 const bool kAvx2 = __builtin_cpu_supports("avx2");
 #endif
 
@@ -141,6 +210,18 @@ Falls count_falls(const uint32_t* idx, uint64_t n) {
   if (kAvx2) return falls_avx2(idx, n);
 #endif
   return count_falls_portable(idx, n);
+}
+
+Falls unshuffle4_count_falls_portable(const std::byte* src, uint32_t* dst, uint64_t n) {
+  byte_unshuffle4(src, reinterpret_cast<std::byte*>(dst), n);
+  return count_falls_portable(dst, n);
+}
+
+Falls unshuffle4_count_falls(const std::byte* src, uint32_t* dst, uint64_t n) {
+#if defined(__x86_64__)
+  if (kAvx2) return unshuffle_falls_avx2(src, dst, n);
+#endif
+  return unshuffle4_count_falls_portable(src, dst, n);
 }
 
 // All exponent bits set (infinity, NaN) iff adding 1 to the exponent field carries into the

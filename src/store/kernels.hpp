@@ -29,6 +29,11 @@ struct Falls {
 Falls count_falls(const uint32_t* idx, uint64_t n);
 Falls count_falls_portable(const uint32_t* idx, uint64_t n);
 
+// Un-transposes n byte-shuffled indices (format::byte_unshuffle4: byte b of index i at
+// src[b * n + i]) into dst and counts their falls (count_falls), in one pass.
+Falls unshuffle4_count_falls(const std::byte* src, uint32_t* dst, uint64_t n);
+Falls unshuffle4_count_falls_portable(const std::byte* src, uint32_t* dst, uint64_t n);
+
 // Whether any of n floats (IEEE binary32, 4 bytes each, unaligned is fine) is an infinity
 // or a NaN; likewise n doubles.
 bool any_nonfinite_floats(const std::byte* p, uint64_t n);

@@ -240,10 +240,10 @@ bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, const Deco
   // Partial sums only grow, so none exceeded nnz (< 2^32) if the last did not.
   if (total != c.nnz) return false;
 
-  copy_indices(c, raw, out);
   bool bad = false;
   uint32_t* idx = out.idx;
   if (c.flags & kChunkDelta) {
+    copy_indices(c, raw, out);
     // Deltas of at least 1 make every row increasing; then its last index is its largest.
     for (uint32_t r = 0; r < rows; ++r) {
       const uint32_t b = offsets[r], e = offsets[r + 1];
@@ -259,8 +259,15 @@ bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, const Deco
     }
   } else if (c.nnz > 0) {
     // Every row is increasing iff the only places where the whole array does not increase
-    // are row starts: count both (the first is a vector kernel, the second a step a row).
-    const format::Falls f = format::count_falls(idx, c.nnz);
+    // are row starts: count both (the first as the indices are written, the second a step
+    // a row).
+    format::Falls f;
+    if (raw.shuffled) {
+      f = format::unshuffle4_count_falls(raw.idx, idx, c.nnz);
+    } else {
+      copy_indices(c, raw, out);
+      f = format::count_falls(idx, c.nnz);
+    }
     uint64_t falls_at_starts = 0;
     for (uint32_t r = 0; r < rows; ++r) {
       const uint32_t b = offsets[r];

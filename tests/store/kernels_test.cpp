@@ -105,6 +105,33 @@ TEST(CountFalls, MatchesTheDefinition) {
   }
 }
 
+TEST(UnshuffleCountFalls, MatchesUnshuffleThenCount) {
+  const uint32_t seed = 17;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (uint64_t n : {0, 1, 2, 7, 31, 32, 33, 63, 64, 65, 100, 1000, 4099}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      std::vector<uint32_t> v(n);
+      uint32_t x = kind == 2 ? 0xfffff000u : 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint32_t r = static_cast<uint32_t>(rng());
+        x = kind == 0 ? r : (r % 8 == 0 ? x - r % 3 : x + r % 4);  // with falls and equals
+        v[i] = x;
+      }
+      if (n > 0 && kind == 1) v[0] = 0;  // a first index of 0 is no fall
+      std::vector<std::byte> planes(4 * n);
+      byte_shuffle4(reinterpret_cast<const std::byte*>(v.data()), planes.data(), n);
+      std::vector<uint32_t> fast(n, 7), plain(n, 7);
+      const Falls a = unshuffle4_count_falls(planes.data(), fast.data(), n);
+      const Falls b = unshuffle4_count_falls_portable(planes.data(), plain.data(), n);
+      ASSERT_EQ(fast, v) << n << " " << kind;
+      ASSERT_EQ(plain, v) << n << " " << kind;
+      ASSERT_EQ(a, count_falls_portable(v.data(), n)) << n << " " << kind;
+      ASSERT_EQ(b, a) << n << " " << kind;
+    }
+  }
+}
+
 TEST(AnyNonfinite, FindsEachInfinityAndNaNAnywhere) {
   for (uint64_t n : {0, 1, 3, 8, 17, 64, 100}) {
     for (size_t shift : {0, 1, 3}) {  // unaligned arrays

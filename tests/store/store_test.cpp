@@ -37,10 +37,15 @@ TEST(Crc32c, KnownVectorsAndPortableAgreement) {
   std::vector<unsigned char> zeros(32, 0);
   EXPECT_EQ(crc32c::value(zeros.data(), zeros.size()), 0x8A9136AAu);
   std::mt19937_64 rng(7);
-  std::vector<unsigned char> data(10007);
+  std::vector<unsigned char> data(100010);
   for (auto& b : data) b = static_cast<unsigned char>(rng());
-  for (size_t n : {0, 1, 7, 8, 9, 63, 64, 4095, 10007}) {
-    EXPECT_EQ(crc32c::value(data.data(), n), crc32c::value_portable(data.data(), n)) << n;
+  // Around the three-stream blocks of the hardware path (3 x 2048 bytes), from unaligned
+  // starts too.
+  for (size_t at : {0, 1, 3}) {
+    for (size_t n : {0, 1, 7, 8, 9, 63, 64, 4095, 6143, 6144, 6145, 10007, 12293, 100003}) {
+      EXPECT_EQ(crc32c::value(data.data() + at, n), crc32c::value_portable(data.data() + at, n))
+          << n << " at " << at;
+    }
   }
   // extend() continues a CRC.
   EXPECT_EQ(crc32c::extend(crc32c::value(data.data(), 100), data.data() + 100, 900),
