@@ -9,7 +9,8 @@
 #   reader does to a chunk: checksum, zstd, checks, unshuffling) and zstd alone
 #   (build/zstd_bench: ZSTD_decompressDCtx on the chunks' bytes in memory, nothing else).
 #   The %lim columns use the first; the %zstd column, the strict second (2 threads).
-# For each store (zstd, none) and budget M = S/2, S/4, S/8 (S: file bytes of the zstd store):
+# For each store (zstd; zstdraw: zstd with --raw-literals; none) and budget M = S/2, S/4, S/8
+# (S: file bytes of the zstd store):
 # ca and br, one pass, cold (the page cache dropped before each run); rr and ra, a fraction
 # of a pass (RANDOM_PASSES; and, on the none store, where rows are read on their own,
 # LONG_RANDOM_PASSES with the binary under test only). Then the case where the store fits:
@@ -56,10 +57,13 @@ mkdir -p "$OUT"
 
 TEXT=$DIR/criteo-$ROWS.svm
 [[ -f $TEXT ]] || "$AGLD" gen --shape criteo --rows "$ROWS" --seed 1 -o "$TEXT" --quiet
-declare -A STORE=([zstd]=$DIR/scan-$ROWS-zstd.agld [none]=$DIR/scan-$ROWS-none.agld)
+declare -A STORE=([zstd]=$DIR/scan-$ROWS-zstd.agld [zstdraw]=$DIR/scan-$ROWS-zstdraw.agld
+                  [none]=$DIR/scan-$ROWS-none.agld)
 [[ -f ${STORE[zstd]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstd]}" -q
+[[ -f ${STORE[zstdraw]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstdraw]}" -q --raw-literals
 [[ -f ${STORE[none]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[none]}" -q --compression none
-for s in zstd none; do "$AGLD" info "${STORE[$s]}" --json > "$OUT/info-$s.json"; done
+STORES=(zstd zstdraw none)
+for s in "${STORES[@]}"; do "$AGLD" info "${STORE[$s]}" --json > "$OUT/info-$s.json"; done
 S=$(stat -c %s "${STORE[zstd]}")
 RAW=$($PY -c "import json; print(json.load(open('$OUT/info-zstd.json'))['raw_bytes'])")
 FITS=$((2 * RAW))
@@ -91,12 +95,13 @@ scan() {  # scan NAME STORE ARGS...: one cold run per binary, the JSON saved as 
   done
 }
 
-echo "stores: zstd $((S / 1000000)) MB, none $(($(stat -c %s "${STORE[none]}") / 1000000)) MB," \
+echo "stores: zstd $((S / 1000000)) MB, zstdraw $(($(stat -c %s "${STORE[zstdraw]}") / 1000000)) MB," \
+  "none $(($(stat -c %s "${STORE[none]}") / 1000000)) MB," \
   "raw $((RAW / 1000000)) MB, $ROWS rows; $(nproc) cores; budgets S/2 S/4 S/8 of S = $S B;" \
   "fits: $FITS B; $REPS rounds; binaries: ${BINS[*]}" >&2
 for r in $(seq "$REPS"); do
   echo "round $r/$REPS" >&2
-  for s in zstd none; do
+  for s in "${STORES[@]}"; do
     f=${STORE[$s]}
     # (a) sequential disk read speed, O_DIRECT: 4 MiB requests, and requests of a chunk's
     # stored size (one at a time: what a reader that reads chunk by chunk can get)
@@ -110,7 +115,7 @@ for r in $(seq "$REPS"); do
     for t in 1 2; do
       idle
       "$AGLD" info "$f" --verify --threads "$t" --json > "$OUT/verify-$s-t$t-$r.json"
-      if [[ $s == zstd ]]; then
+      if [[ $s != none ]]; then
         idle
         "$ZSTD_BENCH" "$f" "$t" 3 > "$OUT/zstd-$s-t$t-$r.json"
       fi
@@ -152,7 +157,7 @@ def dd_mbs(s, bs):
     return med(v)
 
 two = len(bins) == 2
-hdr = f"{'store':5} {'budget':>10} {'order':9}"
+hdr = f"{'store':7} {'budget':>10} {'order':9}"
 if two:
     hdr += f" {'base rows/s':>12} {'new rows/s':>12} {'new/base':>8}"
 else:
@@ -160,7 +165,7 @@ else:
 hdr += f" {'%lim 1t':>7} {'%lim 2t':>7} {'%zstd':>6} {'stored MB/s':>11} {'disk/read':>9} {'peak RSS MiB (' + '/'.join(bins) + ')':>22}"
 print(hdr)
 notes = []
-for s in ("zstd", "none"):
+for s in ("zstd", "zstdraw", "none"):
     info = json.load(open(f"{out}/info-{s}.json"))
     rows, stored, raw = info["rows"], info["file_bytes"], info["raw_bytes"]
     disk = dd_mbs(s, "4M")
@@ -171,7 +176,7 @@ for s in ("zstd", "none"):
     t_disk = stored / 1e6 / disk
     limit = {t: rows / max(t_disk, raw / 1e6 / dec[t]) for t in (1, 2)}
     strict = None
-    if s == "zstd":
+    if s != "none":
         zs = {t: med(json.load(open(f"{out}/zstd-{s}-t{t}-{r}.json"))["median_raw_mb_per_s"]
                      for r in range(1, reps + 1)) for t in (1, 2)}
         strict = rows / max(t_disk, raw / 1e6 / zs[2])
@@ -188,7 +193,7 @@ for s in ("zstd", "none"):
         rates = {b: med(j["rows_per_s"] for j in load(b, name)) for b in bins}
         js = load(bins[-1], name)
         r = rates[bins[-1]]
-        t = f"{s:5} {budget_label:>10} {label:9}"
+        t = f"{s:7} {budget_label:>10} {label:9}"
         if two:
             t += f" {rates['base']:12,.0f} {r:12,.0f} {r / rates['base']:7.2f}x"
         else:
@@ -212,7 +217,7 @@ for s in ("zstd", "none"):
             for o in ("rr", "ra"):
                 js = [json.load(open(f"{out}/new-{s}-S{d}-{o}_long-{r}.json")) for r in range(1, reps + 1)]
                 rss = max(j["peak_rss_bytes"] for j in js)
-                print(f"{s:5} {'S/%d' % d:>10} {o + ' long':9} {'' if not two else ' ' * 13}"
+                print(f"{s:7} {'S/%d' % d:>10} {o + ' long':9} {'' if not two else ' ' * 13}"
                       f"{med(j['rows_per_s'] for j in js):12,.0f}   ({js[0]['rows']} rows, "
                       f"{med(j['row_index_reads'] for j in js):.0f} row indexes read, peak RSS "
                       f"{rss / 2**20:.0f} MiB{'' if rss <= js[0]['memory_bytes'] else ' OVER'})")
