@@ -9,8 +9,8 @@
 #   reader does to a chunk: checksum, zstd, checks, unshuffling) and zstd alone
 #   (build/zstd_bench: ZSTD_decompressDCtx on the chunks' bytes in memory, nothing else).
 #   The %lim columns use the first; the %zstd column, the strict second (2 threads).
-# For each store (zstd; zstdraw: zstd with --raw-literals; none) and budget M = S/2, S/4, S/8
-# (S: file bytes of the zstd store):
+# For each store (zstd, the default, with raw literals; zstd-huf: --huffman-literals; none)
+# and budget M = S/2, S/4, S/8 (S: file bytes of the zstd store):
 # ca and br, one pass, cold (the page cache dropped before each run); rr and ra, a fraction
 # of a pass (RANDOM_PASSES; and, on the none store, where rows are read on their own,
 # LONG_RANDOM_PASSES with the binary under test only). Then the case where the store fits:
@@ -57,12 +57,13 @@ mkdir -p "$OUT"
 
 TEXT=$DIR/criteo-$ROWS.svm
 [[ -f $TEXT ]] || "$AGLD" gen --shape criteo --rows "$ROWS" --seed 1 -o "$TEXT" --quiet
-declare -A STORE=([zstd]=$DIR/scan-$ROWS-zstd.agld [zstdraw]=$DIR/scan-$ROWS-zstdraw.agld
+# zstd: the default (raw literals); zstd-huf: --huffman-literals (the default until session 5).
+declare -A STORE=([zstd]=$DIR/scan-$ROWS-zstdraw.agld [zstd-huf]=$DIR/scan-$ROWS-zstd.agld
                   [none]=$DIR/scan-$ROWS-none.agld)
 [[ -f ${STORE[zstd]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstd]}" -q
-[[ -f ${STORE[zstdraw]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstdraw]}" -q --raw-literals
+[[ -f ${STORE[zstd-huf]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstd-huf]}" -q --huffman-literals
 [[ -f ${STORE[none]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[none]}" -q --compression none
-STORES=(zstd zstdraw none)
+STORES=(zstd zstd-huf none)
 for s in "${STORES[@]}"; do "$AGLD" info "${STORE[$s]}" --json > "$OUT/info-$s.json"; done
 S=$(stat -c %s "${STORE[zstd]}")
 RAW=$($PY -c "import json; print(json.load(open('$OUT/info-zstd.json'))['raw_bytes'])")
@@ -95,7 +96,7 @@ scan() {  # scan NAME STORE ARGS...: one cold run per binary, the JSON saved as 
   done
 }
 
-echo "stores: zstd $((S / 1000000)) MB, zstdraw $(($(stat -c %s "${STORE[zstdraw]}") / 1000000)) MB," \
+echo "stores: zstd $((S / 1000000)) MB, zstd-huf $(($(stat -c %s "${STORE[zstd-huf]}") / 1000000)) MB," \
   "none $(($(stat -c %s "${STORE[none]}") / 1000000)) MB," \
   "raw $((RAW / 1000000)) MB, $ROWS rows; $(nproc) cores; budgets S/2 S/4 S/8 of S = $S B;" \
   "fits: $FITS B; $REPS rounds; binaries: ${BINS[*]}" >&2
@@ -157,7 +158,7 @@ def dd_mbs(s, bs):
     return med(v)
 
 two = len(bins) == 2
-hdr = f"{'store':7} {'budget':>10} {'order':9}"
+hdr = f"{'store':8} {'budget':>10} {'order':9}"
 if two:
     hdr += f" {'base rows/s':>12} {'new rows/s':>12} {'new/base':>8}"
 else:
@@ -165,7 +166,7 @@ else:
 hdr += f" {'%lim 1t':>7} {'%lim 2t':>7} {'%zstd':>6} {'stored MB/s':>11} {'disk/read':>9} {'peak RSS MiB (' + '/'.join(bins) + ')':>22}"
 print(hdr)
 notes = []
-for s in ("zstd", "zstdraw", "none"):
+for s in ("zstd", "zstd-huf", "none"):
     info = json.load(open(f"{out}/info-{s}.json"))
     rows, stored, raw = info["rows"], info["file_bytes"], info["raw_bytes"]
     disk = dd_mbs(s, "4M")
@@ -193,7 +194,7 @@ for s in ("zstd", "zstdraw", "none"):
         rates = {b: med(j["rows_per_s"] for j in load(b, name)) for b in bins}
         js = load(bins[-1], name)
         r = rates[bins[-1]]
-        t = f"{s:7} {budget_label:>10} {label:9}"
+        t = f"{s:8} {budget_label:>10} {label:9}"
         if two:
             t += f" {rates['base']:12,.0f} {r:12,.0f} {r / rates['base']:7.2f}x"
         else:
@@ -217,7 +218,7 @@ for s in ("zstd", "zstdraw", "none"):
             for o in ("rr", "ra"):
                 js = [json.load(open(f"{out}/new-{s}-S{d}-{o}_long-{r}.json")) for r in range(1, reps + 1)]
                 rss = max(j["peak_rss_bytes"] for j in js)
-                print(f"{s:7} {'S/%d' % d:>10} {o + ' long':9} {'' if not two else ' ' * 13}"
+                print(f"{s:8} {'S/%d' % d:>10} {o + ' long':9} {'' if not two else ' ' * 13}"
                       f"{med(j['rows_per_s'] for j in js):12,.0f}   ({js[0]['rows']} rows, "
                       f"{med(j['row_index_reads'] for j in js):.0f} row indexes read, peak RSS "
                       f"{rss / 2**20:.0f} MiB{'' if rss <= js[0]['memory_bytes'] else ' OVER'})")

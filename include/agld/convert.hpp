@@ -32,9 +32,10 @@ struct ConvertOptions {
   bool skip_bad_lines = false;
   bool delta = false;        // delta-code indices before zstd
   bool index_shuffle = true;  // byte-transpose the index column before zstd
-  // zstd without Huffman-coded literals: a larger store (7 % on criteo-shaped data) that
-  // decompresses faster (1.4x): for a reader short of CPU rather than of disk.
-  bool raw_literals = false;
+  // zstd without Huffman-coded literals (the default): a store 7 % larger on criteo-shaped
+  // data that decompresses 1.35x faster; false for a disk slower than the CPU
+  // (docs/readers.md). Ignored without zstd.
+  bool raw_literals = true;
 };
 
 struct ConvertProgress {

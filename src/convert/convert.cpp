@@ -239,10 +239,7 @@ Status Converter::validate() {
   }
   codec_.delta = opt_.delta;
   codec_.index_shuffle = opt_.index_shuffle;
-  codec_.raw_literals = opt_.raw_literals;
-  if (opt_.raw_literals && codec_.codec != Codec::kZstd) {
-    return Status::invalid_argument("--raw-literals applies to zstd compression only");
-  }
+  codec_.raw_literals = opt_.raw_literals && codec_.codec == Codec::kZstd;
   if (opt_.chunk_rows == 0 || opt_.chunk_rows > (uint64_t{1} << 31)) {
     return Status::invalid_argument("--chunk-rows must be between 1 and 2^31");
   }

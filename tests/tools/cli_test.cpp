@@ -129,8 +129,8 @@ TEST(Cli, ExitCodesAndOneLineErrors) {
   expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --compression lz4"), 64, "--compression");
   expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --chunk-bytes 12Q"), 64, "size");
   expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --test-fraction 0.2"), 64, "--test-output");
-  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --compression none --raw-literals"), 64,
-                        "--raw-literals");
+  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o x --compression none --huffman-literals"), 64,
+                        "--huffman-literals");
   expect_one_line_error(run_agld("frobnicate"), 64, "");
   expect_one_line_error(run_agld("convert " + shell_arg(dir.file("missing.svm")) + " -o " + shell_arg(dir.file("o.agld"))), 66,
                         "missing.svm: no such file");
@@ -152,12 +152,13 @@ TEST(Cli, ExitCodesAndOneLineErrors) {
   EXPECT_EQ(run_agld("--version").out, "agld 0.1.0\n");
 }
 
-// --raw-literals is recorded in the store's options and shown by info; the rows are the same.
+// Raw literals (the default) are recorded in the store's options and shown by info;
+// --huffman-literals turns them off; the rows are the same.
 TEST(Cli, RawLiteralsStoreReadsTheSame) {
   TempDir dir;
   const std::string plain = dir.file("plain.agld"), raw = dir.file("raw.agld");
-  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(plain) + " -q").exit_code, 0);
-  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(raw) + " -q --raw-literals").exit_code, 0);
+  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(plain) + " -q --huffman-literals").exit_code, 0);
+  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(raw) + " -q").exit_code, 0);
   auto info = run_agld("info " + shell_arg(raw) + " --json --verify");
   ASSERT_EQ(info.exit_code, 0) << info.err;
   auto j = nlohmann::json::parse(info.out);
