@@ -225,7 +225,7 @@ void add_scan(Cli& cli) {
           },
           "auto|N"));
   c->add_option("--decode-threads", a->decode_threads,
-                "threads reading and decompressing chunks, with --prefetch > 0 (0: two per core, at most 8)")
+                "threads decompressing chunks, with --prefetch > 0 (0: one per core, at most 4; 4 more read them)")
       ->default_val(0);
   c->add_flag("--json", a->json, "print JSON");
   c->callback([&cli, a] { cli.exit_code = run_scan(*a); });

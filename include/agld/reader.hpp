@@ -97,8 +97,8 @@ struct ReaderOptions {
   static constexpr size_t kAutoPrefetch = std::numeric_limits<size_t>::max();
   static constexpr size_t kMinAutoPrefetch = 4, kMaxAutoPrefetch = 16;
   size_t prefetch = kAutoPrefetch;
-  // Threads reading and decompressing chunks, with prefetch > 0 (0: two per core, at most 8).
-  // Does not change what is read.
+  // Threads decompressing chunks, with prefetch > 0 (0: one per core, at most 4); four more
+  // threads read them. Does not change what is read.
   size_t decode_threads = 0;
   // rr and ra on a codec-none store larger than the cache: read each row on its own rather
   // than its whole chunk (docs/readers.md). Off: every row's chunk is read and decoded.

@@ -54,7 +54,8 @@ using reader::RowSpan;
 constexpr size_t kSlotRows = 8192;         // a slot closes at this many rows ...
 constexpr uint64_t kPageSlack = 64 << 10;  // pages either side of a chunk, when rounding
 constexpr size_t kPlanKeep = 8192;         // rows of the plan consumed before they are erased
-constexpr size_t kMaxDecodeThreads = 8;    // the default's cap
+constexpr size_t kMaxDecodeThreads = 4;    // the default's cap
+constexpr size_t kReadThreads = 4;         // reads in flight (with a background thread)
 constexpr size_t kHeldSlots = 1;           // consumed slots a batch may still point into
 // A batch's memory a row: its id, label, view and (copied) where its copy is; copied rows
 // also take 8 bytes a nonzero, counted twice (the buffers grow by doubling).
@@ -118,11 +119,14 @@ void name_this_thread(const char* name) { ::pthread_setname_np(::pthread_self(),
 size_t decode_threads(const ReaderOptions& o) {
   if (o.prefetch == 0) return 0;
   size_t n = o.decode_threads;
-  // Two a core: a thread waits for its chunk's read (read_uncached) before decoding it, so
-  // one a core leaves the cores idle while reads are out (a cold ca pass on 2 cores: 1.5 s
-  // with 2 threads, 0.85 with 4).
-  if (n == 0) n = std::clamp<size_t>(2 * std::thread::hardware_concurrency(), 2, kMaxDecodeThreads);
+  if (n == 0) n = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxDecodeThreads);
   return std::min(n, o.prefetch + 2);
+}
+
+// Read threads (with decode threads): reads in flight, each a chunk, a thread waiting for
+// its read; no more than chunks can be in flight.
+size_t read_threads(const ReaderOptions& o) {
+  return o.prefetch == 0 ? 0 : std::min<size_t>(kReadThreads, o.prefetch + 2);
 }
 
 struct Reserve {
@@ -156,9 +160,11 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
   r.ring = ((o.prefetch + 2 + kHeldSlots) + 2 + kept_buffers(o)) * max_decoded +
            threads * (max_raw + (256 << 10));
-  // The stored bytes of the chunks being read: each decode thread's read buffer, and the
-  // producer's (ReadableFile::read_uncached; none of them in the page cache).
-  r.file = (threads + 1) * (max_stored + 2 * ReadBuffer::kAlign);
+  // The stored bytes of the chunks read and not yet decoded (ReadableFile::read_uncached;
+  // none of them in the page cache): at most one a chunk in flight (prefetch + 2, the
+  // unconsumed slots') and one a read thread, or the producer's one buffer.
+  r.file = (o.prefetch == 0 ? 1 : o.prefetch + 2 + read_threads(o)) *
+           (max_stored + 2 * ReadBuffer::kAlign);
   r.batch = o.batch_size * (kBatchRowBytes + 2 * 8 * avg_nnz) +  // batch buffers
             (o.prefetch + 2) * kSlotRows * 4 +                 // slots
             2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
@@ -322,6 +328,7 @@ class ChunkMemory {
 struct ChunkBox {
   enum : int { kPending = 0, kReady = 1, kFailed = 2 };
   uint32_t k = 0;
+  uint64_t seq = 0;  // placed by the producer in this order
   std::unique_ptr<ChunkMemory::Buffer> buffer;  // set by the decoding thread
   Status status;                                // written before state leaves kPending
   std::atomic<int> state{kPending};
@@ -391,16 +398,28 @@ class Plan {
   size_t head_ = 0;
 };
 
-// Threads that read and decode the chunks placed by the producer, first placed first, each
-// reading into a buffer of its own.
+// Threads that read the chunks placed by the producer, and threads that decode them, each
+// first placed first. Reading and decoding are apart so that a core never waits for a read
+// while a read chunk waits for a core: the read threads keep up to as many reads in flight
+// (they wait in pread, taking no CPU), the decode threads only decode.
 class DecodePool {
  public:
-  using Decode = std::function<void(ChunkBox*, ReadBuffer*)>;
-  DecodePool(size_t threads, Decode decode) : decode_(std::move(decode)) {
-    for (size_t i = 0; i < threads; ++i) {
+  // Reads a placed chunk's stored bytes into buf (*bytes views them).
+  using Read = std::function<Status(ChunkBox*, ReadBuffer*, ByteSpan*)>;
+  // Decodes a placed chunk from the bytes read (or fails it with the read's status).
+  using Decode = std::function<void(ChunkBox*, const Status&, ByteSpan)>;
+  DecodePool(size_t readers, size_t decoders, Read read, Decode decode)
+      : read_(std::move(read)), decode_(std::move(decode)) {
+    for (size_t i = 0; i < readers; ++i) {
+      threads_.emplace_back([this] {
+        name_this_thread("agld-read");
+        run_read();
+      });
+    }
+    for (size_t i = 0; i < decoders; ++i) {
       threads_.emplace_back([this] {
         name_this_thread("agld-decode");
-        run();
+        run_decode();
       });
     }
   }
@@ -409,37 +428,82 @@ class DecodePool {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
-    cv_.notify_all();
+    to_read_cv_.notify_all();
+    to_decode_cv_.notify_all();
     for (std::thread& t : threads_) t.join();
   }
   void submit(std::shared_ptr<ChunkBox> box) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      jobs_.push_back(std::move(box));
+      to_read_.push_back(std::move(box));
     }
-    cv_.notify_one();
+    to_read_cv_.notify_one();
   }
 
  private:
-  void run() {
-    ReadBuffer buffer;
+  struct Read_ {
+    std::shared_ptr<ChunkBox> box;
+    std::unique_ptr<ReadBuffer> buffer;
+    Status status;
+    ByteSpan bytes;
+  };
+
+  void run_read() {
     for (;;) {
-      std::shared_ptr<ChunkBox> box;
+      Read_ job;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        to_read_cv_.wait(lock, [this] { return stop_ || !to_read_.empty(); });
         if (stop_) return;  // the reader is going: nobody waits for the rest
-        box = std::move(jobs_.front());
-        jobs_.pop_front();
+        job.box = std::move(to_read_.front());
+        to_read_.pop_front();
+        if (!buffers_.empty()) {
+          job.buffer = std::move(buffers_.back());
+          buffers_.pop_back();
+        }
       }
-      decode_(box.get(), &buffer);
+      if (!job.buffer) job.buffer = std::make_unique<ReadBuffer>();
+      try {
+        job.status = read_(job.box.get(), job.buffer.get(), &job.bytes);
+      } catch (const std::exception& e) {
+        job.status = Status::internal(std::string("reader: ") + e.what());
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        to_decode_.push_back(std::move(job));
+      }
+      to_decode_cv_.notify_one();
     }
   }
 
+  void run_decode() {
+    for (;;) {
+      Read_ job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        to_decode_cv_.wait(lock, [this] { return stop_ || !to_decode_.empty(); });
+        if (stop_) return;
+        // The first placed of those read: reads may complete out of order.
+        auto first = std::min_element(to_decode_.begin(), to_decode_.end(),
+                                      [](const Read_& a, const Read_& b) { return a.box->seq < b.box->seq; });
+        job = std::move(*first);
+        to_decode_.erase(first);
+      }
+      decode_(job.box.get(), job.status, job.bytes);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        buffers_.push_back(std::move(job.buffer));
+      }
+    }
+  }
+
+  Read read_;
   Decode decode_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::shared_ptr<ChunkBox>> jobs_;
+  std::condition_variable to_read_cv_, to_decode_cv_;
+  std::deque<std::shared_ptr<ChunkBox>> to_read_;
+  std::deque<Read_> to_decode_;
+  std::vector<std::unique_ptr<ReadBuffer>> buffers_;  // read buffers free for reuse
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
@@ -450,6 +514,7 @@ struct Setup {
   bool fits = false;      // every decoded chunk fits the cache
   bool direct = false;    // rows read on their own (rr, ra; codec none; out of core)
   size_t threads = 0;     // decode threads
+  size_t read_threads = 0;
 };
 
 // Walks the order's sequence and fills slots. Used by one thread at a time.
@@ -496,8 +561,10 @@ class Producer {
       if (st.is_ok()) memory_->set_template(std::move(t), decoded_words(store.chunk(k)));
     }
     if (setup.threads > 0) {
-      pool_ = std::make_unique<DecodePool>(setup.threads,
-                                           [this](ChunkBox* b, ReadBuffer* buf) { decode(b, buf); });
+      pool_ = std::make_unique<DecodePool>(
+          setup.read_threads, setup.threads,
+          [this](ChunkBox* b, ReadBuffer* buf, ByteSpan* bytes) { return read(b->k, buf, bytes); },
+          [this](ChunkBox* b, const Status& read, ByteSpan bytes) { decode(b, read, bytes); });
     }
   }
 
@@ -653,6 +720,7 @@ class Producer {
     const ChunkInfo& info = store_.chunk(k);
     auto box = std::make_shared<ChunkBox>();
     box->k = k;
+    box->seq = placed_++;
     box->memory = memory_;
     ++slot->misses;
     slot->bytes_read += info.stored_size;
@@ -668,21 +736,30 @@ class Producer {
   }
 
   // Reads chunk k's stored bytes into buf, past the page cache (they are read once: a
-  // decoded chunk the cache keeps is kept decoded), and decodes them into *out.
-  Status read_and_decode(size_t k, DecodedChunk* out, ReadBuffer* buf) const {
+  // decoded chunk the cache keeps is kept decoded).
+  Status read(size_t k, ReadBuffer* buf, ByteSpan* bytes) const {
     const ChunkInfo& info = store_.chunk(k);
+    return store_.file().read_uncached(info.offset, info.stored_size, buf, bytes);
+  }
+  Status read_and_decode(size_t k, DecodedChunk* out, ReadBuffer* buf) const {
     ByteSpan bytes;
-    AGLD_RETURN_IF_ERROR(store_.file().read_uncached(info.offset, info.stored_size, buf, &bytes));
+    AGLD_RETURN_IF_ERROR(read(k, buf, &bytes));
     return store_.decode_chunk(k, bytes, out);
   }
 
-  // Reads, checks and decodes a placed chunk, and wakes the consumer.
-  void decode(ChunkBox* box, ReadBuffer* buf) {
+  // Reads (unless a read thread has: `read` is its status), checks and decodes a placed
+  // chunk, and wakes the consumer.
+  void decode(ChunkBox* box, ReadBuffer* buf) { decode(box, Status::ok(), ByteSpan(), buf); }
+  void decode(ChunkBox* box, const Status& read, ByteSpan bytes) { decode(box, read, bytes, nullptr); }
+  void decode(ChunkBox* box, const Status& read, ByteSpan bytes, ReadBuffer* buf) {
     const ChunkInfo& info = store_.chunk(box->k);
-    Status st;
+    Status st = read;
     try {
       if (!box->buffer) box->buffer = memory_->make(info);
-      st = read_and_decode(box->k, &box->buffer->chunk, buf);
+      if (st.is_ok()) {
+        st = buf ? read_and_decode(box->k, &box->buffer->chunk, buf)
+                 : store_.decode_chunk(box->k, bytes, &box->buffer->chunk);
+      }
     } catch (const std::exception& e) {
       st = Status::internal(std::string("reader: ") + e.what());
     }
@@ -714,6 +791,7 @@ class Producer {
   std::shared_ptr<ChunkBox> current_;
   uint32_t current_k_ = 0;
   ReadBuffer buffer_;  // for the chunks read without decode threads, and the template
+  uint64_t placed_ = 0;
   std::unique_ptr<DecodePool> pool_;  // last: its threads use everything above
 };
 
@@ -1121,6 +1199,7 @@ Status Reader::open(const Store& store, const ReaderOptions& given,
   setup.capacity = options.memory - r.total();
   setup.fits = whole_store_fits(store, setup.capacity);
   setup.threads = decode_threads(options);
+  setup.read_threads = read_threads(options);
   // rr and ra on a codec-none store that does not fit: each row on its own (when the share
   // also covers that way's reserve, as it does unless chunks are tiny).
   if (options.direct_rows && order->random_rows && !setup.fits && RowReader::possible(store)) {
@@ -1129,6 +1208,7 @@ Status Reader::open(const Store& store, const ReaderOptions& given,
       setup.direct = true;
       setup.capacity = options.memory - d.total();
       setup.threads = 0;
+      setup.read_threads = 0;
     }
   }
   *out = std::make_unique<ReaderImpl>(store, options, order->make(store, options.seed), setup);
