@@ -130,8 +130,8 @@ class Reader {
 };
 
 // The options a reader opened with these would run with: an automatic prefetch depth is
-// the deepest from kMaxAutoPrefetch down to kMinAutoPrefetch whose reserve takes at most
-// half the share and which keeps the whole store in memory if kMinAutoPrefetch would.
+// the deepest from kMaxAutoPrefetch down to kMinAutoPrefetch whose reserve fits the share
+// and which keeps the whole store in memory if kMinAutoPrefetch would.
 ReaderOptions resolve_reader_options(const Store& store, const ReaderOptions& options);
 
 // The smallest memory share Reader::open accepts for these options on this store (with an

@@ -396,8 +396,8 @@ TEST(Reader, AutomaticPrefetchDepth) {
   EXPECT_EQ(resolve_reader_options(*f.store, opt).prefetch, ReaderOptions::kMinAutoPrefetch);
   EXPECT_EQ(open_reader(*f.store, opt)->options().prefetch, ReaderOptions::kMinAutoPrefetch);
 
-  // Room for the deepest in half the share, the store not kept either way.
-  opt.memory = 2 * reader_min_memory(*f.store, deepest);
+  // Room for the deepest, the store not kept either way.
+  opt.memory = reader_min_memory(*f.store, deepest);
   ASSERT_LT(opt.memory, reader_whole_store_memory(*f.store, least));
   EXPECT_EQ(resolve_reader_options(*f.store, opt).prefetch, ReaderOptions::kMaxAutoPrefetch);
   // One byte less: a depth in between.
