@@ -938,11 +938,13 @@ class ReaderImpl final : public Reader {
       indices_.resize(grown);
       values_.resize(grown);
     }
-    std::memcpy(indices_.data() + nnz_, idx, 4 * size_t{len});
-    if (val) {
-      std::memcpy(values_.data() + nnz_, val, 4 * size_t{len});
-    } else {
-      std::fill_n(values_.data() + nnz_, len, 1.0f);
+    if (len > 0) {  // (an empty row: there may be no buffer yet)
+      std::memcpy(indices_.data() + nnz_, idx, 4 * size_t{len});
+      if (val) {
+        std::memcpy(values_.data() + nnz_, val, 4 * size_t{len});
+      } else {
+        std::fill_n(values_.data() + nnz_, len, 1.0f);
+      }
     }
     copied_.push_back({rows_.size(), nnz_});
     rows_.push_back({nullptr, nullptr, len});
