@@ -1,15 +1,16 @@
 // The reader: an order's cursor walked by a producer (on a background thread, or inline
 // with prefetch 0) that looks the chunks it needs up in a byte-bounded cache, hands the
-// chunks it must read to decode threads (or decodes them itself, with prefetch 0), and
-// hands "slots" of rows through a bounded ring to the consumer, which waits for each
-// chunk where it first needs it and gathers batches. With direct rows (rr, ra on a
+// chunks it must read to read threads and then decode threads (or reads and decodes them
+// itself, with prefetch 0), and hands "slots" of rows through a bounded ring to the
+// consumer, which waits for each chunk where it first needs it and gathers batches of row
+// views. With direct rows (rr, ra on a
 // codec-none store that does not fit), the producer reads each row on its own instead
 // (reader/row_reader.hpp): slots then carry the rows themselves, and the cache holds the
 // chunks' row indexes.
 //
 // Determinism: the producer alone decides, in the order of the sequence, which visits hit
-// the cache and which read their chunk, and what the cache keeps; decode threads only fill
-// in chunks already placed. So every statistic is a function of the sequence, and a chunk
+// the cache and which read their chunk, and what the cache keeps; read and decode threads
+// only fill in chunks already placed. So every statistic is a function of the sequence, and a chunk
 // that fails to decode fails at the consumer, after every row before it.
 //
 // Memory (docs/readers.md): every decoded chunk is counted from its decode to its last
