@@ -37,6 +37,15 @@ uint64_t expand_tail(const uint8_t* bitmap, const std::byte* values, uint64_t st
   return named;
 }
 
+// Continues f over idx[p, n): a fall where idx[q] <= idx[q - 1] (q > 0), and the largest.
+Falls falls_from(const uint32_t* idx, uint64_t p, uint64_t n, Falls f) {
+  for (; p < n; ++p) {
+    if (p > 0) f.falls += idx[p] <= idx[p - 1];
+    f.top = std::max(f.top, idx[p]);
+  }
+  return f;
+}
+
 #if defined(__x86_64__)
 // For each bitmap byte: the lane of the loaded values each output lane takes (its rank
 // among the set bits) and how many bits are set.
@@ -81,34 +90,6 @@ __attribute__((target("avx2"))) uint64_t expand_avx2(const uint8_t* bitmap,
   return expand_tail(bitmap, values, stored, 8 * q, nnz, named, dense);
 }
 
-// Eight indices a step: idx[p] <= idx[p - 1] iff max(idx[p], idx[p - 1]) == idx[p - 1]
-// (unsigned), counted in 32-bit lanes (each lane counts at most n / 8 < 2^32).
-__attribute__((target("avx2"))) Falls falls_avx2(const uint32_t* idx, uint64_t n) {
-  if (n == 0) return {};
-  __m256i count = _mm256_setzero_si256(), top = _mm256_setzero_si256();
-  uint64_t p = 1;
-  for (; p + 8 <= n; p += 8) {
-    const __m256i cur = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + p));
-    const __m256i prev = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + p - 1));
-    count = _mm256_sub_epi32(count, _mm256_cmpeq_epi32(_mm256_max_epu32(cur, prev), prev));
-    top = _mm256_max_epu32(top, cur);
-  }
-  alignas(32) uint32_t c[8], t[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(c), count);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(t), top);
-  Falls f;
-  f.top = idx[0];
-  for (int i = 0; i < 8; ++i) {
-    f.falls += c[i];
-    f.top = std::max(f.top, t[i]);
-  }
-  for (; p < n; ++p) {
-    f.falls += idx[p] <= idx[p - 1];
-    f.top = std::max(f.top, idx[p]);
-  }
-  return f;
-}
-
 // Falls and the largest index over groups of 8 indices in order: each group compared with
 // itself moved up one lane, the lane moved in being the last index of the group before.
 struct FallsAvx2 {
@@ -125,6 +106,29 @@ __attribute__((target("avx2"), always_inline)) inline void falls_group(FallsAvx2
   a.count = _mm256_sub_epi32(a.count, le);
   a.top = _mm256_max_epu32(a.top, v);
   a.last = rot;
+}
+
+// What the lanes counted (each lane counts at most n / 8 < 2^32 falls).
+__attribute__((target("avx2"))) Falls falls_lanes(const FallsAvx2& a) {
+  alignas(32) uint32_t c[8], t[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(c), a.count);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(t), a.top);
+  Falls f;
+  for (int k = 0; k < 8; ++k) {
+    f.falls += c[k];
+    f.top = std::max(f.top, t[k]);
+  }
+  return f;
+}
+
+// Eight indices a step; unsigned: idx[p] <= idx[p - 1] iff max(idx[p], idx[p - 1]) is idx[p - 1].
+__attribute__((target("avx2"))) Falls falls_avx2(const uint32_t* idx, uint64_t n) {
+  FallsAvx2 acc{_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+  uint64_t p = 0;
+  for (; p + 8 <= n; p += 8) {
+    falls_group(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(idx + p)), p == 0);
+  }
+  return falls_from(idx, p, n, falls_lanes(acc));
 }
 
 // 32 indices a step: the four byte planes interleaved (within 128-bit lanes, then the lanes
@@ -158,22 +162,10 @@ __attribute__((target("avx2"))) Falls unshuffle_falls_avx2(const std::byte* src,
     falls_group(acc, v2, false);
     falls_group(acc, v3, false);
   }
-  alignas(32) uint32_t c[8], t[8];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(c), acc.count);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(t), acc.top);
-  Falls f;
-  for (int k = 0; k < 8; ++k) {
-    f.falls += c[k];
-    f.top = std::max(f.top, t[k]);
+  for (uint64_t j = i; j < n; ++j) {
+    dst[j] = uint32_t{s0[j]} | uint32_t{s1[j]} << 8 | uint32_t{s2[j]} << 16 | uint32_t{s3[j]} << 24;
   }
-  for (; i < n; ++i) {
-    const uint32_t v = uint32_t{s0[i]} | uint32_t{s1[i]} << 8 | uint32_t{s2[i]} << 16 |
-                       uint32_t{s3[i]} << 24;
-    dst[i] = v;
-    if (i > 0) f.falls += v <= dst[i - 1];
-    f.top = std::max(f.top, v);
-  }
-  return f;
+  return falls_from(dst, i, n, falls_lanes(acc));
 }
 
 const bool kAvx2 = __builtin_cpu_supports("avx2");
@@ -194,16 +186,7 @@ uint64_t expand_values(const uint8_t* bitmap, const std::byte* stored_values, ui
   return expand_values_portable(bitmap, stored_values, stored, nnz, dense);
 }
 
-Falls count_falls_portable(const uint32_t* idx, uint64_t n) {
-  Falls f;
-  if (n == 0) return f;
-  f.top = idx[0];
-  for (uint64_t p = 1; p < n; ++p) {
-    f.falls += idx[p] <= idx[p - 1];
-    f.top = std::max(f.top, idx[p]);
-  }
-  return f;
-}
+Falls count_falls_portable(const uint32_t* idx, uint64_t n) { return falls_from(idx, 0, n, {}); }
 
 Falls count_falls(const uint32_t* idx, uint64_t n) {
 #if defined(__x86_64__)
