@@ -405,7 +405,7 @@ class Plan {
 // (they wait in pread, taking no CPU), the decode threads only decode.
 class DecodePool {
  public:
-  // Reads a placed chunk's stored bytes into buf (*bytes views them).
+  // Reads a placed chunk's stored bytes into buf (*bytes views them); does not throw.
   using Read = std::function<Status(ChunkBox*, ReadBuffer*, ByteSpan*)>;
   // Decodes a placed chunk from the bytes read (or fails it with the read's status).
   using Decode = std::function<void(ChunkBox*, const Status&, ByteSpan)>;
@@ -444,7 +444,7 @@ class DecodePool {
  private:
   struct ReadJob {
     std::shared_ptr<ChunkBox> box;
-    std::unique_ptr<ReadBuffer> buffer;
+    ReadBuffer buffer;  // bytes points into its memory, which a move keeps
     Status status;
     ByteSpan bytes;
   };
@@ -463,12 +463,7 @@ class DecodePool {
           buffers_.pop_back();
         }
       }
-      try {
-        if (!job.buffer) job.buffer = std::make_unique<ReadBuffer>();
-        job.status = read_(job.box.get(), job.buffer.get(), &job.bytes);
-      } catch (const std::exception& e) {
-        job.status = Status::internal(std::string("reader: ") + e.what());
-      }
+      job.status = read_(job.box.get(), &job.buffer, &job.bytes);
       {
         std::lock_guard<std::mutex> lock(mu_);
         to_decode_.push_back(std::move(job));
@@ -491,7 +486,7 @@ class DecodePool {
         to_decode_.erase(first);
       }
       decode_(job.box.get(), job.status, job.bytes);
-      if (job.buffer) {
+      {
         std::lock_guard<std::mutex> lock(mu_);
         buffers_.push_back(std::move(job.buffer));
       }
@@ -504,7 +499,7 @@ class DecodePool {
   std::condition_variable to_read_cv_, to_decode_cv_;
   std::deque<std::shared_ptr<ChunkBox>> to_read_;
   std::deque<ReadJob> to_decode_;
-  std::vector<std::unique_ptr<ReadBuffer>> buffers_;  // read buffers free for reuse
+  std::vector<ReadBuffer> buffers_;  // read buffers free for reuse
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };
@@ -556,7 +551,9 @@ class Producer {
     if (charge_max_) {  // out of core: buffers are copies of a template, and reused
       const size_t k = largest_chunk(store);
       DecodedChunk t;
-      const Status st = read_and_decode(k, &t, &buffer_);
+      ByteSpan bytes;
+      Status st = read(k, &buffer_, &bytes);
+      if (st.is_ok()) st = store.decode_chunk(k, bytes, &t);
       // Should it fail, buffers are allocated for each chunk (the failure itself is met
       // where the order first visits the chunk).
       if (st.is_ok()) memory_->set_template(std::move(t), decoded_words(store.chunk(k)));
@@ -731,36 +728,33 @@ class Producer {
     if (pool_) {
       pool_->submit(box);
     } else {
-      decode(box.get(), &buffer_);
+      ByteSpan bytes;
+      const Status st = read(k, &buffer_, &bytes);
+      decode(box.get(), st, bytes);
     }
     return box;
   }
 
   // Reads chunk k's stored bytes into buf, past the page cache (they are read once: a
-  // decoded chunk the cache keeps is kept decoded).
+  // decoded chunk the cache keeps is kept decoded); anything thrown (the buffer's
+  // allocation) becomes the chunk's failure.
   Status read(size_t k, ReadBuffer* buf, ByteSpan* bytes) const {
     const ChunkInfo& info = store_.chunk(k);
-    return store_.file().read_uncached(info.offset, info.stored_size, buf, bytes);
-  }
-  Status read_and_decode(size_t k, DecodedChunk* out, ReadBuffer* buf) const {
-    ByteSpan bytes;
-    AGLD_RETURN_IF_ERROR(read(k, buf, &bytes));
-    return store_.decode_chunk(k, bytes, out);
+    try {
+      return store_.file().read_uncached(info.offset, info.stored_size, buf, bytes);
+    } catch (const std::exception& e) {
+      return Status::internal(std::string("reader: ") + e.what());
+    }
   }
 
-  // Reads (unless a read thread has: `read` is its status), checks and decodes a placed
-  // chunk, and wakes the consumer.
-  void decode(ChunkBox* box, ReadBuffer* buf) { decode(box, Status::ok(), ByteSpan(), buf); }
-  void decode(ChunkBox* box, const Status& read, ByteSpan bytes) { decode(box, read, bytes, nullptr); }
-  void decode(ChunkBox* box, const Status& read, ByteSpan bytes, ReadBuffer* buf) {
+  // Checks and decodes a placed chunk from the bytes read (or fails it with the read's
+  // status), and wakes the consumer.
+  void decode(ChunkBox* box, const Status& read, ByteSpan bytes) {
     const ChunkInfo& info = store_.chunk(box->k);
     Status st = read;
     try {
       if (!box->buffer) box->buffer = memory_->make(info);
-      if (st.is_ok()) {
-        st = buf ? read_and_decode(box->k, &box->buffer->chunk, buf)
-                 : store_.decode_chunk(box->k, bytes, &box->buffer->chunk);
-      }
+      if (st.is_ok()) st = store_.decode_chunk(box->k, bytes, &box->buffer->chunk);
     } catch (const std::exception& e) {
       st = Status::internal(std::string("reader: ") + e.what());
     }
