@@ -689,7 +689,7 @@ Status Converter::finish() {
     o.test_fraction = opt_.test_fraction;
     o.part = s.part;
     o.skip_bad_lines = opt_.skip_bad_lines;
-    o.raw_literals = codec_.codec == Codec::kZstd && codec_.raw_literals;
+    o.raw_literals = codec_.raw_literals;  // set only with zstd (validate)
     m.skipped_lines = skipped_;
     m.created_by = std::string("agld ") + kVersion;
     AGLD_RETURN_IF_ERROR(s.writer->finish_uncommitted(std::move(m)));
