@@ -104,13 +104,35 @@ class DecodedChunk {
   size_t memory_bytes() const {
     return raw_.capacity() * sizeof(uint64_t) + offsets_.capacity() * sizeof(uint32_t);
   }
+  // Memory for any chunk of up to `words` decoded words and `rows` rows: decoding such a
+  // chunk into it then allocates nothing. Throws std::bad_alloc.
+  void reserve(uint64_t words, uint32_t rows) {
+    raw_.reserve(words);
+    offsets_.reserve(uint64_t{rows} + 1);
+  }
   // Appends the chunk's rows to out (values filled with 1 when absent).
   void append_to(SparseRows* out) const;
 
  private:
   friend class Store;
-  std::vector<uint64_t> raw_;  // labels, indices, values (decoded_words())
-  std::vector<uint32_t> offsets_;
+  // Grows without zeroing what it adds: decoding writes every element a chunk uses, so the
+  // memory is written once (fresh pages are faulted in by the decoding itself).
+  template <typename T>
+  struct Uninitialized : std::allocator<T> {
+    template <typename U>
+    struct rebind {
+      using other = Uninitialized<U>;
+    };
+    Uninitialized() = default;
+    template <typename U>
+    Uninitialized(const Uninitialized<U>&) noexcept {}
+    template <typename U>
+    void construct(U* p) noexcept {
+      ::new (static_cast<void*>(p)) U;
+    }
+  };
+  std::vector<uint64_t, Uninitialized<uint64_t>> raw_;  // labels, indices, values (decoded_words())
+  std::vector<uint32_t, Uninitialized<uint32_t>> offsets_;
   uint64_t first_row_ = 0;
   uint32_t row_count_ = 0;
   uint64_t nnz_ = 0;

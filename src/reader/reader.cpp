@@ -88,28 +88,25 @@ uint64_t decoded_bytes(const ChunkInfo& c) {
   return 8 * decoded_words(c) + 4 * (uint64_t{c.row_count} + 1);
 }
 
-// The chunk of the store with the most decoded words (the most rows among those).
-size_t largest_chunk(const Store& store) {
-  size_t best = 0;
-  for (size_t k = 1; k < store.chunk_count(); ++k) {
-    const ChunkInfo &c = store.chunk(k), &b = store.chunk(best);
-    if (decoded_words(c) > decoded_words(b) ||
-        (decoded_words(c) == decoded_words(b) && c.row_count > b.row_count)) {
-      best = k;
-    }
+// The most decoded words and the most rows of a chunk of the store: out of core, every
+// buffer is made to hold both (ChunkMemory).
+struct ChunkShape {
+  uint64_t words = 0;
+  uint32_t rows = 0;
+};
+ChunkShape largest_shape(const Store& store) {
+  ChunkShape s;
+  for (size_t k = 0; k < store.chunk_count(); ++k) {
+    s.words = std::max(s.words, decoded_words(store.chunk(k)));
+    s.rows = std::max(s.rows, store.chunk(k).row_count);
   }
-  return best;
+  return s;
 }
 
-// The most memory a decoded chunk of this store can hold out of core: a buffer copied from
-// the template (ChunkMemory), whose row offsets may have grown to twice the most rows.
+// The memory a decoded chunk of this store holds out of core (a buffer of the largest shape).
 uint64_t max_decoded_bytes(const Store& store) {
-  uint64_t words = 0, rows = 0;
-  for (size_t k = 0; k < store.chunk_count(); ++k) {
-    words = std::max(words, decoded_words(store.chunk(k)));
-    rows = std::max<uint64_t>(rows, store.chunk(k).row_count);
-  }
-  return 8 * words + 8 * (rows + 1);
+  const ChunkShape s = largest_shape(store);
+  return 8 * s.words + 4 * (uint64_t{s.rows} + 1);
 }
 
 // Names the calling thread (top -H, perf, gdb show it).
@@ -155,11 +152,11 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   const uint64_t avg_nnz = m.rows ? (m.nnz + m.rows - 1) / m.rows : 0;
   Reserve r;
   // A chunk per unconsumed or held slot (the header comment), one for what the allocator holds
-  // between a chunk freed and the next of another size (measured: about one chunk), the
-  // buffers kept for reuse and the template. Each decoding thread also holds a zstd context
-  // and the raw chunk it decompresses into (Store::decode_chunk).
+  // between a chunk freed and the next of another size (measured: about one chunk), and the
+  // buffers kept for reuse. Each decoding thread also holds a zstd context and the raw chunk
+  // it decompresses into (Store::decode_chunk).
   const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
-  r.ring = ((o.prefetch + 2 + kHeldSlots) + 2 + kept_buffers(o)) * max_decoded +
+  r.ring = ((o.prefetch + 2 + kHeldSlots) + 1 + kept_buffers(o)) * max_decoded +
            threads * (max_raw + (256 << 10));
   // The stored bytes of the chunks read and not yet decoded (ReadableFile::read_uncached;
   // none of them in the page cache): at most one a chunk in flight (prefetch + 2, the
@@ -222,15 +219,16 @@ bool whole_store_fits(const Store& store, uint64_t capacity) { return decoded_to
 
 // The memory of decoded chunks: what is alive (counted from decode to last release, with
 // the buffers kept for reuse), and the buffers of chunks no longer used, kept for the next
-// reads. Out of core, a new buffer is a copy of a template, a chunk of the store's largest
-// shape decoded when the reader opens: Store::read_chunk grows a buffer (by doubling) only
-// when a chunk does not fit, so such a buffer holds any chunk of the store without growing
-// (but its row offsets, which may reach twice the most rows of a chunk). Once the cache has
-// filled, reading a chunk then allocates nothing: no page faults and zeroing of fresh
-// memory, and no allocator slack between chunks of slightly different sizes allocated by
-// one thread and freed by another (measured with two decode threads and no reuse: peak RSS
-// 204-210 MiB for a 178 MiB budget). Shared by the producer, the decode threads and the
-// consumer: whichever lets go of a chunk last gives its buffer back.
+// reads. Out of core, a new buffer is reserved for the store's largest shape (the most
+// decoded words, the most rows), so that it holds any chunk of the store without growing.
+// Once the cache has filled, reading a chunk then allocates nothing: no page faults and
+// zeroing of fresh memory, and no allocator slack between chunks of slightly different
+// sizes allocated by one thread and freed by another (measured with two decode threads and
+// no reuse: peak RSS 204-210 MiB for a 178 MiB budget). A new buffer is written once, by
+// the decoding (DecodedChunk::reserve; it was a copy of a decoded template: at a budget of
+// half the store, 10 % of a pass's CPU went to faulting in and copying the cache's fresh
+// buffers). Shared by the producer, the decode threads and the consumer: whichever lets go
+// of a chunk last gives its buffer back.
 class ChunkMemory {
  public:
   struct Buffer {
@@ -239,13 +237,9 @@ class ChunkMemory {
     uint64_t bytes = 0;  // counted in live
   };
 
-  explicit ChunkMemory(size_t keep) : keep_(keep) {}
-
-  void set_template(DecodedChunk chunk, uint64_t words) {
-    template_ = std::move(chunk);
-    template_words_ = words;
-    add(template_.memory_bytes());
-  }
+  // shape: what a new buffer is reserved for (out of core), or none (words 0: each chunk
+  // gets a buffer of its own size).
+  ChunkMemory(size_t keep, ChunkShape shape) : keep_(keep), shape_(shape) {}
 
   // A kept buffer that holds chunk c without growing (the smallest), or null. Called by the
   // producer when it places a chunk: the buffers of chunks the cache did not keep, given
@@ -268,12 +262,13 @@ class ChunkMemory {
     return b;  // still counted, until decoded into
   }
 
-  // A new buffer for chunk c: a copy of the template (when it holds c), else empty.
-  std::unique_ptr<Buffer> make(const ChunkInfo& c) {
+  // A new buffer: reserved for the largest shape (out of core), else empty. Throws
+  // std::bad_alloc.
+  std::unique_ptr<Buffer> make() {
     auto b = std::make_unique<Buffer>();
-    if (template_words_ >= decoded_words(c)) {
-      b->chunk = template_;  // copied to vectors of exactly the template's sizes
-      b->words = template_words_;
+    if (shape_.words > 0) {
+      b->chunk.reserve(shape_.words, shape_.rows);
+      b->words = shape_.words;
     }
     return b;
   }
@@ -316,8 +311,7 @@ class ChunkMemory {
   void sub(uint64_t b) { live_.fetch_sub(b); }
 
   const size_t keep_;
-  DecodedChunk template_;  // set before any take(), then only copied
-  uint64_t template_words_ = 0;
+  const ChunkShape shape_;
   std::mutex mu_;
   std::vector<std::unique_ptr<Buffer>> kept_;
   std::atomic<uint64_t> live_{0};
@@ -548,16 +542,6 @@ class Producer {
       index_hinted_.assign(store.chunk_count(), 0);
       return;  // no chunk is decoded
     }
-    if (charge_max_) {  // out of core: buffers are copies of a template, and reused
-      const size_t k = largest_chunk(store);
-      DecodedChunk t;
-      ByteSpan bytes;
-      Status st = read(k, &buffer_, &bytes);
-      if (st.is_ok()) st = store.decode_chunk(k, bytes, &t);
-      // Should it fail, buffers are allocated for each chunk (the failure itself is met
-      // where the order first visits the chunk).
-      if (st.is_ok()) memory_->set_template(std::move(t), decoded_words(store.chunk(k)));
-    }
     if (setup.threads > 0) {
       pool_ = std::make_unique<DecodePool>(
           setup.read_threads, setup.threads,
@@ -753,7 +737,7 @@ class Producer {
     const ChunkInfo& info = store_.chunk(box->k);
     Status st = read;
     try {
-      if (!box->buffer) box->buffer = memory_->make(info);
+      if (!box->buffer) box->buffer = memory_->make();
       if (st.is_ok()) st = store_.decode_chunk(box->k, bytes, &box->buffer->chunk);
     } catch (const std::exception& e) {
       st = Status::internal(std::string("reader: ") + e.what());
@@ -785,7 +769,7 @@ class Producer {
   Status failed_;
   std::shared_ptr<ChunkBox> current_;
   uint32_t current_k_ = 0;
-  ReadBuffer buffer_;  // for the chunks read without decode threads, and the template
+  ReadBuffer buffer_;  // for the chunks read without decode threads
   uint64_t placed_ = 0;
   std::unique_ptr<DecodePool> pool_;  // last: its threads use everything above
 };
@@ -796,7 +780,8 @@ class ReaderImpl final : public Reader {
              const Setup& setup)
       : store_(store),
         options_(options),
-        memory_(std::make_shared<ChunkMemory>(kept_buffers(options))),
+        memory_(std::make_shared<ChunkMemory>(
+            kept_buffers(options), setup.fits || setup.direct ? ChunkShape{} : largest_shape(store))),
         producer_(store, std::move(cursor), setup, memory_, row_ahead_bytes(options)) {
     const size_t n = options.batch_size;
     row_ids_.reserve(n);
