@@ -225,10 +225,9 @@ bool whole_store_fits(const Store& store, uint64_t capacity) { return decoded_to
 // zeroing of fresh memory, and no allocator slack between chunks of slightly different
 // sizes allocated by one thread and freed by another (measured with two decode threads and
 // no reuse: peak RSS 204-210 MiB for a 178 MiB budget). A new buffer is written once, by
-// the decoding (DecodedChunk::reserve; it was a copy of a decoded template: at a budget of
-// half the store, 10 % of a pass's CPU went to faulting in and copying the cache's fresh
-// buffers). Shared by the producer, the decode threads and the consumer: whichever lets go
-// of a chunk last gives its buffer back.
+// the decoding (DecodedChunk::reserve; a copy of a decoded template was one more pass over
+// each: at a budget of half the store, 3 % of a pass's CPU). Shared by the producer, the
+// decode threads and the consumer: whichever lets go of a chunk last gives its buffer back.
 class ChunkMemory {
  public:
   struct Buffer {
