@@ -82,7 +82,8 @@ struct StoreMeta {
 };
 
 // Words (8 bytes) of memory a decoded chunk holds for chunk c, its row offsets apart: the
-// labels, the indices and, unless every value is 1, the values.
+// labels, the indices and, unless every value is 1, the values, each array starting on a
+// 32-byte boundary.
 uint64_t decoded_words(const ChunkInfo& c);
 
 // One decoded chunk: CSR rows with global row numbers first_row() ... Reused across reads.
@@ -115,20 +116,25 @@ class DecodedChunk {
 
  private:
   friend class Store;
-  // Grows without zeroing what it adds: decoding writes every element a chunk uses, so the
-  // memory is written once (fresh pages are faulted in by the decoding itself).
+  // Cache-line aligned (so are the arrays in raw_: decoded_words()), and grows without
+  // zeroing what it adds: decoding writes every element a chunk uses, so the memory is
+  // written once (fresh pages are faulted in by the decoding itself).
   template <typename T>
-  struct Uninitialized : std::allocator<T> {
-    template <typename U>
-    struct rebind {
-      using other = Uninitialized<U>;
-    };
+  struct Uninitialized {
+    using value_type = T;
+    static constexpr std::align_val_t kAlign{64};
     Uninitialized() = default;
     template <typename U>
     Uninitialized(const Uninitialized<U>&) noexcept {}
+    T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+    void deallocate(T* p, size_t) noexcept { ::operator delete(p, kAlign); }
     template <typename U>
     void construct(U* p) noexcept {
       ::new (static_cast<void*>(p)) U;
+    }
+    template <typename U>
+    bool operator==(const Uninitialized<U>&) const noexcept {
+      return true;
     }
   };
   std::vector<uint64_t, Uninitialized<uint64_t>> raw_;  // labels, indices, values (decoded_words())

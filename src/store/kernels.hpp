@@ -30,7 +30,8 @@ Falls count_falls(const uint32_t* idx, uint64_t n);
 Falls count_falls_portable(const uint32_t* idx, uint64_t n);
 
 // Un-transposes n byte-shuffled indices (format::byte_unshuffle4: byte b of index i at
-// src[b * n + i]) into dst and counts their falls (count_falls), in one pass.
+// src[b * n + i]) into dst and counts their falls (count_falls), in one pass. This and
+// expand_values write a 32-byte aligned destination past the caches (streaming stores).
 Falls unshuffle4_count_falls(const std::byte* src, uint32_t* dst, uint64_t n);
 Falls unshuffle4_count_falls_portable(const std::byte* src, uint32_t* dst, uint64_t n);
 

@@ -214,6 +214,14 @@ uint32_t load_u32(const std::byte* p) {
   return v;
 }
 
+// Index p of the raw column (transposed or not).
+uint32_t raw_index(const ChunkInfo& c, const RawChunk& raw, uint64_t p) {
+  if (!raw.shuffled) return load_u32(raw.idx + 4 * p);
+  const auto* b = reinterpret_cast<const uint8_t*>(raw.idx) + p;
+  const uint64_t n = c.nnz;
+  return uint32_t{b[0]} | uint32_t{b[n]} << 8 | uint32_t{b[2 * n]} << 16 | uint32_t{b[3 * n]} << 24;
+}
+
 // The index column as stored (un-transposed), into out.idx.
 void copy_indices(const ChunkInfo& c, const RawChunk& raw, const Decoded& out) {
   if (raw.shuffled) {
@@ -268,10 +276,12 @@ bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, const Deco
       copy_indices(c, raw, out);
       f = format::count_falls(idx, c.nnz);
     }
+    // From the raw column, which is in cache: the decoded one was written past it.
     uint64_t falls_at_starts = 0;
     for (uint32_t r = 0; r < rows; ++r) {
       const uint32_t b = offsets[r];
-      falls_at_starts += (b > 0) & (b < offsets[r + 1]) && idx[b] <= idx[b - 1];
+      falls_at_starts += (b > 0) & (b < offsets[r + 1]) &&
+                         raw_index(c, raw, b) <= raw_index(c, raw, b - 1);
     }
     bad |= (f.falls != falls_at_starts) | (f.top >= d);
   }
@@ -353,10 +363,26 @@ Status explain_chunk(const std::string& path, size_t k, const ChunkInfo& c, uint
 
 }  // namespace
 
-uint64_t decoded_words(const ChunkInfo& c) {
+namespace {
+
+// Where DecodedChunk's arrays start in its words: each on a 32-byte boundary (4 words), so
+// that the decoder's vector stores are aligned (the allocation itself is).
+struct DecodedLayout {
+  uint64_t idx_word, values_word, words;
+};
+DecodedLayout decoded_layout(const ChunkInfo& c) {
+  auto up4 = [](uint64_t w) { return (w + 3) / 4 * 4; };
   const bool values = (c.flags & (kChunkValues | kChunkSparseValues)) != 0;
-  return uint64_t{c.row_count} + (uint64_t{c.nnz} * (values ? 8 : 4) + 7) / 8;
+  DecodedLayout l;
+  l.idx_word = up4(c.row_count);
+  l.values_word = up4(l.idx_word + (uint64_t{c.nnz} + 1) / 2);
+  l.words = values ? l.values_word + (uint64_t{c.nnz} + 1) / 2 : l.idx_word + (uint64_t{c.nnz} + 1) / 2;
+  return l;
 }
+
+}  // namespace
+
+uint64_t decoded_words(const ChunkInfo& c) { return decoded_layout(c).words; }
 
 Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels labels) const {
   if (k >= chunks_.size() || stored.size() != chunks_[k].stored_size) {
@@ -405,13 +431,15 @@ Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels 
   } else if (c.flags & kChunkValues) {
     rc.values = raw + prefix;
   }
-  out->raw_.resize(decoded_words(c));
+  const DecodedLayout layout = decoded_layout(c);
+  out->raw_.resize(layout.words);
   out->offsets_.resize(rows + 1);
   Decoded dc{};
   dc.labels = reinterpret_cast<double*>(out->raw_.data());
-  dc.idx = reinterpret_cast<uint32_t*>(out->raw_.data() + rows);
-  dc.values = (c.flags & (kChunkValues | kChunkSparseValues)) ? reinterpret_cast<float*>(dc.idx + c.nnz)
-                                                               : nullptr;
+  dc.idx = reinterpret_cast<uint32_t*>(out->raw_.data() + layout.idx_word);
+  dc.values = (c.flags & (kChunkValues | kChunkSparseValues))
+                  ? reinterpret_cast<float*>(out->raw_.data() + layout.values_word)
+                  : nullptr;
   dc.offsets = out->offsets_.data();
   if (!finish_fast(c, meta_.features, rc, dc)) {
     AGLD_RETURN_IF_ERROR(explain_chunk(path(), k, c, meta_.features, rc, dc));

@@ -1,7 +1,8 @@
 // The decoder's vector kernels against their definitions: expanding sparse values (the
 // AVX2 path and the plain loop, including bitmaps that name more or fewer values than are
 // stored, reading no byte past the stored values), un-transposing byte-shuffled indices,
-// counting where indices do not increase, finding non-finite values.
+// counting where indices do not increase, finding non-finite values. Destinations both
+// 32-byte aligned (streaming stores) and not.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,22 @@
 
 namespace agld::format {
 namespace {
+
+// n elements of T at `shift` elements past a 32-byte boundary: the kernels write 32-byte
+// aligned destinations with streaming stores, others with plain ones.
+template <typename T>
+struct Placed {
+  Placed(size_t n, size_t shift, T fill) : mem(n + shift + 32 / sizeof(T)) {
+    auto a = reinterpret_cast<uintptr_t>(mem.data());
+    at = reinterpret_cast<T*>((a + 31) / 32 * 32) + shift;
+    std::fill_n(at, n, fill);
+    size = n;
+  }
+  std::vector<T> get() const { return std::vector<T>(at, at + size); }
+  std::vector<T> mem;
+  T* at;
+  size_t size;
+};
 
 TEST(ExpandValues, MatchesTheDefinition) {
   const uint32_t seed = 7;
@@ -43,14 +60,18 @@ TEST(ExpandValues, MatchesTheDefinition) {
         std::vector<std::byte> bytes(4 * count);
         std::copy_n(stored.begin(), std::min<uint64_t>(count, stored.size()),
                     reinterpret_cast<float*>(bytes.data()));
-        std::vector<float> fast(nnz, -1), plain(nnz, -1);
-        const uint64_t a = expand_values(bitmap.data(), bytes.data(), count, nnz, fast.data());
-        const uint64_t b = expand_values_portable(bitmap.data(), bytes.data(), count, nnz, plain.data());
-        ASSERT_EQ(a, stored.size()) << nnz;
-        ASSERT_EQ(b, stored.size()) << nnz;
-        if (change == 0) {
-          ASSERT_EQ(fast, expect) << nnz << " " << density;
-          ASSERT_EQ(plain, expect) << nnz << " " << density;
+        for (size_t shift : {0, 1}) {
+          Placed<float> fast(nnz, shift, -1);
+          std::vector<float> plain(nnz, -1);
+          const uint64_t a = expand_values(bitmap.data(), bytes.data(), count, nnz, fast.at);
+          const uint64_t b =
+              expand_values_portable(bitmap.data(), bytes.data(), count, nnz, plain.data());
+          ASSERT_EQ(a, stored.size()) << nnz;
+          ASSERT_EQ(b, stored.size()) << nnz;
+          if (change == 0) {
+            ASSERT_EQ(fast.get(), expect) << nnz << " " << density << " " << shift;
+            ASSERT_EQ(plain, expect) << nnz << " " << density;
+          }
         }
       }
     }
@@ -121,13 +142,16 @@ TEST(UnshuffleCountFalls, MatchesUnshuffleThenCount) {
       if (n > 0 && kind == 1) v[0] = 0;  // a first index of 0 is no fall
       std::vector<std::byte> planes(4 * n);
       byte_shuffle4(reinterpret_cast<const std::byte*>(v.data()), planes.data(), n);
-      std::vector<uint32_t> fast(n, 7), plain(n, 7);
-      const Falls a = unshuffle4_count_falls(planes.data(), fast.data(), n);
-      const Falls b = unshuffle4_count_falls_portable(planes.data(), plain.data(), n);
-      ASSERT_EQ(fast, v) << n << " " << kind;
-      ASSERT_EQ(plain, v) << n << " " << kind;
-      ASSERT_EQ(a, count_falls_portable(v.data(), n)) << n << " " << kind;
-      ASSERT_EQ(b, a) << n << " " << kind;
+      for (size_t shift : {0, 1}) {
+        Placed<uint32_t> fast(n, shift, 7);
+        std::vector<uint32_t> plain(n, 7);
+        const Falls a = unshuffle4_count_falls(planes.data(), fast.at, n);
+        const Falls b = unshuffle4_count_falls_portable(planes.data(), plain.data(), n);
+        ASSERT_EQ(fast.get(), v) << n << " " << kind << " " << shift;
+        ASSERT_EQ(plain, v) << n << " " << kind;
+        ASSERT_EQ(a, count_falls_portable(v.data(), n)) << n << " " << kind;
+        ASSERT_EQ(b, a) << n << " " << kind;
+      }
     }
   }
 }
