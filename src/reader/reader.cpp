@@ -384,7 +384,12 @@ class Plan {
     }
     return rows_[head_ + i];
   }
-  void pop() { ++head_; }
+  // The rows planned from the current one on (at least one).
+  std::span<const RowRef> upcoming() {
+    ahead(0);
+    return std::span<const RowRef>(rows_).subspan(head_);
+  }
+  void pop(size_t n = 1) { head_ += n; }
 
  private:
   std::unique_ptr<OrderCursor> cursor_;
@@ -568,7 +573,8 @@ class Producer {
     slot->clear();
     bool read_one = false;
     while (slot->rows.size() < kSlotRows) {
-      const RowRef r = plan_.ahead(0);
+      const std::span<const RowRef> next = plan_.upcoming();
+      const RowRef r = next[0];
       if (!current_ || r.chunk != current_k_) {
         if (read_one) break;
         std::shared_ptr<ChunkBox> c = cache_.find(r.chunk);
@@ -586,8 +592,12 @@ class Producer {
       } else if (slot->segments.empty()) {  // the chunk goes on from the previous slot
         slot->segments.push_back(Segment{current_, 0});
       }
-      slot->rows.push_back(r.row);
-      plan_.pop();
+      // The run of rows in this chunk, as far as the slot and the plan go.
+      const size_t room = std::min(kSlotRows - slot->rows.size(), next.size());
+      size_t run = 1;
+      while (run < room && next[run].chunk == current_k_) ++run;
+      for (size_t i = 0; i < run; ++i) slot->rows.push_back(next[i].row);
+      plan_.pop(run);
     }
     if (!slot->segments.empty()) slot->segments.back().end = slot->rows.size();
     slot->cache_bytes = cache_.bytes();
