@@ -2,7 +2,9 @@
 # Reader I/O benchmark (the I/O half of the paper's Figure 3): `agld scan` read cold on a
 # criteo-shaped store several times larger than the memory budget, against the physical
 # limit of a pass, the slower of
-#   stored bytes / sequential disk read speed (dd with O_DIRECT, median of REPS), and
+#   stored bytes / sequential disk read speed (dd with O_DIRECT: the median of REPS, and for
+#   each ca, br run of the binary under test one just before it, the %pair column: the VM's
+#   disk measured 140 to 2,100 MB/s within one run), and
 #   raw bytes / decompression speed, page cache warm, 1 and 2 threads (the reader decompresses
 #   on as many threads as cores, here 2, so the limit with the threads in use is the 2-thread
 #   one; the 1-thread one is shown too), measured two ways: `agld info --verify` (what the
@@ -95,6 +97,18 @@ scan() {  # scan NAME STORE ARGS...: one cold run per binary, the JSON saved as 
     "${BIN[$b]}" scan "$store" --batch 1024 --json "$@" > "$OUT/$b-$name.json"
   done
 }
+paired() {  # paired NAME STORE ARGS...: scan, each run just after a dd of the store (its own
+  # limit: the VM's disk speed swings from one minute to the next), OUT/BIN-NAME.dd
+  local name=$1 store=$2 b
+  shift 2
+  for b in "${BINS[@]}"; do
+    idle
+    drop "$store"
+    dd if="$store" of=/dev/null bs=4M iflag=direct 2> "$OUT/$b-$name.dd"
+    drop "$store"
+    "${BIN[$b]}" scan "$store" --batch 1024 --json "$@" > "$OUT/$b-$name.json"
+  done
+}
 
 echo "stores: zstd $((S / 1000000)) MB, zstd-huf $(($(stat -c %s "${STORE[zstd-huf]}") / 1000000)) MB," \
   "none $(($(stat -c %s "${STORE[none]}") / 1000000)) MB," \
@@ -123,7 +137,7 @@ for r in $(seq "$REPS"); do
     done
     for d in 2 4 8; do
       m=$((S / d))
-      for o in ca br; do scan "$s-S$d-$o-$r" "$f" --access "$o" --passes 1 --memory "$m"; done
+      for o in ca br; do paired "$s-S$d-$o-$r" "$f" --access "$o" --passes 1 --memory "$m"; done
       for o in rr ra; do scan "$s-S$d-$o-$r" "$f" --access "$o" --passes "$RANDOM_PASSES" --memory "$m"; done
       if [[ $s == none ]]; then  # direct rows: past the first reads of the row indexes
         for o in rr ra; do
@@ -150,12 +164,13 @@ out, reps, chunk_kb, bins = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv
 med = statistics.median
 def load(b, name):
     return [json.load(open(f"{out}/{b}-{name}-{r}.json")) for r in range(1, reps + 1)]
+def dd_file(path):
+    m = re.search(r"^(\d+) bytes .* copied, ([0-9.e+-]+) s", open(path).read(), re.M)
+    return int(m.group(1)) / float(m.group(2)) / 1e6
+def dd_all(s, bs):
+    return [dd_file(f"{out}/dd-{s}-{bs}-{r}.txt") for r in range(1, reps + 1)]
 def dd_mbs(s, bs):
-    v = []
-    for r in range(1, reps + 1):
-        m = re.search(r"^(\d+) bytes .* copied, ([0-9.e+-]+) s", open(f"{out}/dd-{s}-{bs}-{r}.txt").read(), re.M)
-        v.append(int(m.group(1)) / float(m.group(2)) / 1e6)
-    return med(v)
+    return med(dd_all(s, bs))
 
 two = len(bins) == 2
 hdr = f"{'store':8} {'budget':>10} {'order':9}"
@@ -163,7 +178,7 @@ if two:
     hdr += f" {'base rows/s':>12} {'new rows/s':>12} {'new/base':>8}"
 else:
     hdr += f" {'rows/s':>12}"
-hdr += f" {'%lim 1t':>7} {'%lim 2t':>7} {'%zstd':>6} {'stored MB/s':>11} {'disk/read':>9} {'peak RSS MiB (' + '/'.join(bins) + ')':>22}"
+hdr += f" {'%lim 1t':>7} {'%lim 2t':>7} {'%zstd':>6} {'%pair':>6} {'stored MB/s':>11} {'disk/read':>9} {'peak RSS MiB (' + '/'.join(bins) + ')':>22}"
 print(hdr)
 notes = []
 for s in ("zstd", "zstd-huf", "none"):
@@ -201,6 +216,16 @@ for s in ("zstd", "zstd-huf", "none"):
             t += f" {r:12,.0f}"
         t += (f" {100 * r / limit[1]:6.0f}% {100 * r / limit[2]:6.0f}%" if pct else f" {'-':>7} {'-':>7}")
         t += (f" {100 * r / strict:5.0f}%" if pct and strict else f" {'-':>6}")
+        # Each run against the limit with the disk speed measured just before it (paired runs).
+        dds = [f"{out}/{bins[-1]}-{name}-{k}.dd" for k in range(1, reps + 1)]
+        if pct and all(os.path.exists(f) for f in dds):
+            dec2 = zs[2] if strict else dec[2]
+            ratios = [j["rows_per_s"] / (rows / max(stored / 1e6 / dd_file(f), raw / 1e6 / dec2))
+                      for j, f in zip(js, dds)]
+            paired_disks.extend(dd_file(f) for f in dds)
+            t += f" {100 * med(ratios):5.0f}%"
+        else:
+            t += f" {'-':>6}"
         t += f" {med(j['bytes_read'] / j['seconds'] for j in js) / 1e6:11.0f}"
         t += f" {med(j['disk_read_bytes'] / max(1, j['bytes_read']) for j in js):9.2f}"
         budget = js[0]["memory_bytes"]
@@ -210,6 +235,7 @@ for s in ("zstd", "zstd-huf", "none"):
             rss.append(f"{m / 2**20:.0f}{'' if m <= budget else ' OVER'}")
         t += f" {' / '.join(rss):>22}"
         print(t)
+    paired_disks = []
     for d in (2, 4, 8):
         for o in ("ca", "br", "rr", "ra"):
             budget = load(bins[-1], f"{s}-S{d}-{o}")[0]["memory_bytes"]
@@ -222,6 +248,10 @@ for s in ("zstd", "zstd-huf", "none"):
                       f"{med(j['rows_per_s'] for j in js):12,.0f}   ({js[0]['rows']} rows, "
                       f"{med(j['row_index_reads'] for j in js):.0f} row indexes read, peak RSS "
                       f"{rss / 2**20:.0f} MiB{'' if rss <= js[0]['memory_bytes'] else ' OVER'})")
+    if paired_disks:
+        notes.append(f"{s}: disk O_DIRECT just before each ca, br run (%pair): {min(paired_disks):.0f}-"
+                     f"{max(paired_disks):.0f} MB/s, median {med(paired_disks):.0f}; the rounds' own: "
+                     + ", ".join(f"{v:.0f}" for v in dd_all(s, "4M")))
     line("S/2", "ca pf0", f"{s}-S2-ca_prefetch0", True)
     for b in bins:
         q1, q3 = load(b, f"{s}-S2-ca"), load(b, f"{s}-S2-ca_p3")
@@ -249,7 +279,9 @@ for s in ("zstd", "zstd-huf", "none"):
                      f"disk read {d1 / 1e6:.0f} MB in 1 pass, {dn / 1e6:.0f} MB in {npass}")
 print()
 print("%lim 1t / 2t: of the pass limit, the slower of stored bytes / O_DIRECT speed and raw bytes /")
-print("decompression speed on 1 or 2 threads (rr, ra: not a pass); disk/read: /proc/self/io read_bytes")
+print("decompression speed on 1 or 2 threads (rr, ra: not a pass); %zstd: the same with zstd alone on")
+print("2 threads; %pair: the median over rounds of each run of the binary under test against that")
+print("limit (zstd alone) with the disk speed measured just before it; disk/read: /proc/self/io read_bytes")
 print("over bytes_read; rr, ra: a fraction of a pass; long: more rows, the binary under test only;")
 print("ca pf0: --prefetch 0; peak RSS: the largest of a binary's runs, OVER when above the budget.")
 for n in notes:
