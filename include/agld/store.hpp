@@ -26,6 +26,9 @@ inline constexpr uint8_t kChunkDelta = 2;   // indices delta-coded within each r
 inline constexpr uint8_t kChunkSparseValues = 4;
 // The index column is stored byte-transposed (zstd only): byte b of index i at b * nnz + i.
 inline constexpr uint8_t kChunkIndexShuffle = 8;
+// With kChunkValues (zstd only): the values stored (all, or with kChunkSparseValues those
+// other than 1) are u16 codes into a table of the chunk's distinct values before them.
+inline constexpr uint8_t kChunkValueDict = 16;
 
 struct ChunkInfo {
   uint64_t offset = 0;
@@ -186,6 +189,9 @@ struct ChunkCodec {
   bool delta = false;        // delta-code indices (zstd only; measured to hurt on criteo/kdd12)
   bool index_shuffle = true;  // byte-transpose the index column (zstd only; faster, smaller)
   bool raw_literals = false;  // no Huffman coding of zstd's literals (larger, decodes faster)
+  // Values as codes into a per-chunk table where that is smaller (zstd only): faster to
+  // decompress (docs/design.md).
+  bool value_dict = true;
 };
 
 // A chunk encoded for writing: its stored bytes and index entry (offset, first_row unset).

@@ -19,7 +19,9 @@ inline constexpr uint64_t kMagic = 0x31525453444C4741ull;  // "AGLDSTR1"
 inline constexpr size_t kHeaderSize = 16;
 inline constexpr size_t kFooterSize = 64;
 inline constexpr size_t kIndexEntrySize = 40;
-inline constexpr uint8_t kKnownFlags = kChunkValues | kChunkDelta | kChunkSparseValues | kChunkIndexShuffle;
+inline constexpr uint8_t kKnownFlags =
+    kChunkValues | kChunkDelta | kChunkSparseValues | kChunkIndexShuffle | kChunkValueDict;
+inline constexpr uint64_t kMaxDictSize = 65536;  // table entries (u16 codes)
 
 template <typename T>
 inline void put(std::byte* p, T v) {
@@ -57,9 +59,20 @@ inline uint64_t raw_size_for(uint64_t rows, uint64_t nnz, uint8_t flags) {
 }
 
 // Whether a raw_size is possible for the shape and flags: exact for dense or no values;
-// for sparse values, room for the bitmap and a whole number of at most nnz values.
+// for sparse values, room for the bitmap and a whole number of at most nnz values. With a
+// value table (its size is in the chunk): room for the size, one entry and, dense, the nnz
+// codes; whole entries and codes (the table's size and the codes are checked when the chunk
+// is decoded).
 inline bool raw_size_valid(uint64_t rows, uint64_t nnz, uint8_t flags, uint64_t raw_size) {
-  if (!(flags & kChunkSparseValues)) return raw_size == raw_size_for(rows, nnz, flags);
+  const bool sparse = (flags & kChunkSparseValues) != 0;
+  if (flags & kChunkValueDict) {
+    if (!(flags & kChunkValues)) return false;
+    const uint64_t fixed = raw_prefix_size(rows, nnz) + (sparse ? (nnz + 7) / 8 : 2 * nnz) + 8;
+    if (raw_size < fixed) return false;
+    return sparse ? (raw_size - fixed) % 2 == 0
+                  : (raw_size - fixed) % 4 == 0 && (raw_size - fixed) / 4 < kMaxDictSize;
+  }
+  if (!sparse) return raw_size == raw_size_for(rows, nnz, flags);
   if (!(flags & kChunkValues)) return false;
   const uint64_t fixed = raw_prefix_size(rows, nnz) + (nnz + 7) / 8;
   return raw_size >= fixed && (raw_size - fixed) % 4 == 0 && (raw_size - fixed) / 4 <= nnz;

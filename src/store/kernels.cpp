@@ -37,6 +37,19 @@ uint64_t expand_tail(const uint8_t* bitmap, const std::byte* values, uint64_t st
   return named;
 }
 
+// Codes i from `from` on (u16 at codes + 2 i), each clamped to the table; whether any was not.
+bool dict_from(const std::byte* codes, uint64_t from, uint64_t n, const float* table,
+               uint64_t size, float* out) {
+  bool bad = false;
+  for (uint64_t i = from; i < n; ++i) {
+    uint16_t code;
+    std::memcpy(&code, codes + 2 * i, 2);
+    bad |= code >= size;
+    out[i] = table[std::min<uint64_t>(code, size - 1)];
+  }
+  return bad;
+}
+
 // Continues f over idx[p, n): a fall where idx[q] <= idx[q - 1] (q > 0), and the largest.
 Falls falls_from(const uint32_t* idx, uint64_t p, uint64_t n, Falls f) {
   for (; p < n; ++p) {
@@ -106,6 +119,22 @@ __attribute__((target("avx2"))) uint64_t expand_avx2(const uint8_t* bitmap,
   }
   if (stream) _mm_sfence();
   return expand_tail(bitmap, values, stored, 8 * q, nnz, named, dense);
+}
+
+// Eight codes a step: widened to 32 bits, clamped to the table, gathered.
+__attribute__((target("avx2"))) bool dict_avx2(const std::byte* codes, uint64_t n,
+                                                const float* table, uint64_t size, float* out) {
+  const __m256i last = _mm256_set1_epi32(static_cast<int>(size - 1));
+  __m256i over = _mm256_setzero_si256();
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i c = _mm256_cvtepu16_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 2 * i)));
+    over = _mm256_or_si256(over, _mm256_cmpgt_epi32(c, last));
+    _mm256_storeu_ps(out + i, _mm256_i32gather_ps(table, _mm256_min_epu32(c, last), 4));
+  }
+  const bool bad = dict_from(codes, i, n, table, size, out);
+  return !(bad || !_mm256_testz_si256(over, over));
 }
 
 // Falls and the largest index over groups of 8 indices in order: each group compared with
@@ -204,6 +233,18 @@ uint64_t expand_values(const uint8_t* bitmap, const std::byte* stored_values, ui
   if (kAvx2) return expand_avx2(bitmap, stored_values, stored, nnz, dense);
 #endif
   return expand_values_portable(bitmap, stored_values, stored, nnz, dense);
+}
+
+bool decode_dict_portable(const std::byte* codes, uint64_t n, const float* table, uint64_t size,
+                          float* out) {
+  return !dict_from(codes, 0, n, table, size, out);
+}
+
+bool decode_dict(const std::byte* codes, uint64_t n, const float* table, uint64_t size, float* out) {
+#if defined(__x86_64__)
+  if (kAvx2) return dict_avx2(codes, n, table, size, out);
+#endif
+  return decode_dict_portable(codes, n, table, size, out);
 }
 
 Falls count_falls_portable(const uint32_t* idx, uint64_t n) { return falls_from(idx, 0, n, {}); }

@@ -19,6 +19,13 @@ uint64_t expand_values(const uint8_t* bitmap, const std::byte* stored_values, ui
 uint64_t expand_values_portable(const uint8_t* bitmap, const std::byte* stored_values,
                                 uint64_t stored, uint64_t nnz, float* dense);
 
+// Values from a chunk's value table (docs/format.md, VALUE_DICT): out[i] = table[code i] for
+// the n u16 codes (unaligned is fine) and a table of `size` >= 1 entries. Returns whether
+// every code is below size (when not, out holds an entry of the table for each).
+bool decode_dict(const std::byte* codes, uint64_t n, const float* table, uint64_t size, float* out);
+bool decode_dict_portable(const std::byte* codes, uint64_t n, const float* table, uint64_t size,
+                          float* out);
+
 // Over idx[0, n): how many p >= 1 have idx[p] <= idx[p - 1] (the places where the array
 // does not increase), and the largest index (0 when n is 0).
 struct Falls {

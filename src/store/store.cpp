@@ -153,6 +153,8 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
       why = "raw size " + std::to_string(c.raw_size) + " does not match its shape";
     } else if (c.codec == Codec::kNone && c.stored_size != c.raw_size) {
       why = "uncompressed but stored size differs from raw size";
+    } else if (c.codec == Codec::kNone && (c.flags & kChunkValueDict)) {
+      why = "a value table in an uncompressed chunk";  // rows are read in place from those
     }
     if (!why.empty()) {
       return fail(Status::corruption("chunk index entry " + std::to_string(k) + ": " + why));
@@ -431,6 +433,35 @@ Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels 
   } else if (c.flags & kChunkValues) {
     rc.values = raw + prefix;
   }
+  if (c.flags & kChunkValueDict) {
+    // The table's size, the table, the codes: the values are looked up into this thread's
+    // buffer, which the decoding then reads as if they had been stored.
+    const std::byte* at = rc.bitmap ? rc.stored_values : rc.values;
+    const uint64_t rest = raw + c.raw_size - at;  // >= 8 (raw_size_valid)
+    const uint64_t size = load_u32(at);
+    if (size == 0 || size > format::kMaxDictSize || 4 + 4 * size > rest || (rest - 4 - 4 * size) % 2) {
+      return corrupt("value table of " + std::to_string(size) + " entries does not fit the chunk");
+    }
+    const uint64_t count = (rest - 4 - 4 * size) / 2;
+    if (rc.bitmap ? count > c.nnz : count != c.nnz) {
+      return corrupt(std::to_string(count) + " value codes for " + std::to_string(c.nnz) +
+                     " nonzeros");
+    }
+    thread_local std::vector<float> table, values;
+    table.resize(size);
+    std::memcpy(table.data(), at + 4, 4 * size);
+    values.resize(std::max<uint64_t>(count, 1));
+    if (!format::decode_dict(at + 4 + 4 * size, count, table.data(), size, values.data())) {
+      return corrupt("value code out of range (a table of " + std::to_string(size) + " entries)");
+    }
+    const auto* v = reinterpret_cast<const std::byte*>(values.data());
+    if (rc.bitmap) {
+      rc.stored_values = v;
+      rc.stored_count = count;
+    } else {
+      rc.values = v;
+    }
+  }
   const DecodedLayout layout = decoded_layout(c);
   out->raw_.resize(layout.words);
   out->offsets_.resize(rows + 1);
@@ -457,6 +488,65 @@ Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels 
   return Status::ok();
 }
 
+namespace {
+
+// A chunk's value table (docs/format.md, VALUE_DICT): its distinct stored values, first
+// seen first, and a u16 code for each value stored, found through an open-addressing hash
+// of the values' bits (sized to the chunk, cleared per chunk).
+class ValueTable {
+ public:
+  // From the values stored: those of vals[0, nnz) other than 1 (sparse), or all. Whether
+  // the table and codes are smaller than the values themselves (and the table fits u16).
+  bool build(const float* vals, uint64_t nnz, bool sparse) {
+    uint64_t count = 0;
+    for (uint64_t k = 0; k < nnz; ++k) count += !sparse || vals[k] != 1.0f;
+    unsigned bits = 4;
+    while ((uint64_t{1} << bits) < 2 * std::min<uint64_t>(count, format::kMaxDictSize)) ++bits;
+    shift_ = 32 - bits;
+    slots_.assign(size_t{1} << bits, 0);
+    keys_.resize(size_t{1} << bits);
+    table_.clear();
+    codes_.clear();
+    codes_.reserve(count);
+    const uint64_t mask = (uint64_t{1} << bits) - 1;
+    for (uint64_t k = 0; k < nnz; ++k) {
+      if (sparse && vals[k] == 1.0f) continue;
+      uint32_t key;
+      std::memcpy(&key, vals + k, 4);
+      uint64_t h = (key * 0x9E3779B1u) >> shift_;
+      for (; slots_[h] != 0 && keys_[h] != key; h = (h + 1) & mask) {
+      }
+      if (slots_[h] == 0) {
+        if (table_.size() == format::kMaxDictSize) return false;
+        table_.push_back(key);
+        keys_[h] = key;
+        slots_[h] = static_cast<uint32_t>(table_.size());  // code + 1
+      }
+      codes_.push_back(static_cast<uint16_t>(slots_[h] - 1));
+    }
+    return bytes() < 4 * count;
+  }
+  // Bytes of the section: the table's size, the table, the codes.
+  uint64_t bytes() const { return 4 + 4 * table_.size() + 2 * codes_.size(); }
+  void write(std::byte* p) const {
+    format::put<uint32_t>(p, static_cast<uint32_t>(table_.size()));
+    std::memcpy(p + 4, table_.data(), 4 * table_.size());
+    std::memcpy(p + 4 + 4 * table_.size(), codes_.data(), 2 * codes_.size());
+  }
+
+ private:
+  unsigned shift_ = 28;
+  std::vector<uint32_t> slots_, keys_, table_;
+  std::vector<uint16_t> codes_;
+};
+
+ValueTable& value_table() {
+  thread_local ValueTable t;
+  return t;
+}
+
+}  // namespace
+
 Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCodec& codec,
                     EncodedChunk* out) {
   const uint64_t n = r1 - r0;
@@ -469,10 +559,17 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
   const bool sparse = not_one > 0 && sparse_bytes < 4 * nnz;
   const bool delta = codec.codec == Codec::kZstd && codec.delta;
   const bool shuffle = codec.codec == Codec::kZstd && codec.index_shuffle;
+  // The values stored (those other than 1, or all) as codes into a table, where smaller.
+  ValueTable& table = value_table();
+  const bool dict = codec.codec == Codec::kZstd && codec.value_dict && not_one > 0 &&
+                    table.build(vals, nnz, sparse);
   const uint8_t flags = (not_one ? kChunkValues : 0) | (sparse ? kChunkSparseValues : 0) |
-                        (delta ? kChunkDelta : 0) | (shuffle ? kChunkIndexShuffle : 0);
+                        (delta ? kChunkDelta : 0) | (shuffle ? kChunkIndexShuffle : 0) |
+                        (dict ? kChunkValueDict : 0);
   const uint64_t raw_size =
-      sparse ? format::raw_prefix_size(n, nnz) + sparse_bytes : format::raw_size_for(n, nnz, flags);
+      dict     ? format::raw_prefix_size(n, nnz) + (sparse ? (nnz + 7) / 8 : 0) + table.bytes()
+      : sparse ? format::raw_prefix_size(n, nnz) + sparse_bytes
+               : format::raw_size_for(n, nnz, flags);
   if (n == 0 || n > std::numeric_limits<uint32_t>::max() ||
       nnz > std::numeric_limits<uint32_t>::max() || raw_size > std::numeric_limits<uint32_t>::max()) {
     return Status::invalid_argument("chunk of " + std::to_string(n) + " rows and " +
@@ -506,7 +603,16 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
     std::memcpy(p, idx, 4 * nnz);
     p += 4 * nnz;
   }
-  if (sparse) {
+  if (sparse && dict) {
+    auto* bitmap = reinterpret_cast<uint8_t*>(p);
+    std::memset(bitmap, 0, (nnz + 7) / 8);
+    for (uint64_t k = 0; k < nnz; ++k) {
+      bitmap[k >> 3] = static_cast<uint8_t>(bitmap[k >> 3] | ((vals[k] != 1.0f) << (k & 7)));
+    }
+    table.write(p + (nnz + 7) / 8);
+  } else if (dict) {
+    table.write(p);
+  } else if (sparse) {
     auto* bitmap = reinterpret_cast<uint8_t*>(p);
     std::memset(bitmap, 0, (nnz + 7) / 8);
     std::byte* q = p + (nnz + 7) / 8;

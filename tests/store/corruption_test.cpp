@@ -594,6 +594,49 @@ std::vector<Crafted> crafted_chunks() {
     std::vector<std::byte> empty;
     v.push_back({"zstd_empty", chunk_of(empty, 2, 3, Codec::kZstd, 0, n), false});
   }
+  // Value tables (zstd only): the table's size, the table, u16 codes; dense (a code for
+  // each of the 3 nonzeros) or after a bitmap (a code for each value named).
+  auto dict = [&](std::vector<uint32_t> head, std::vector<float> table, std::vector<uint16_t> codes,
+                  int bitmap = -1, uint8_t extra_flags = 0) {
+    std::vector<std::byte> raw = raw2({2, 1}, {3, 9, 0});
+    if (bitmap >= 0) raw.push_back(static_cast<std::byte>(bitmap));
+    auto add = [&raw](const void* p, size_t n) {
+      raw.resize(raw.size() + n);
+      std::memcpy(raw.data() + raw.size() - n, p, n);
+    };
+    for (uint32_t h : head) add(&h, 4);
+    for (float f : table) add(&f, 4);
+    for (uint16_t c : codes) add(&c, 2);
+    const auto n = static_cast<uint32_t>(raw.size());
+    const uint8_t flags =
+        kChunkValues | kChunkValueDict | (bitmap >= 0 ? kChunkSparseValues : 0) | extra_flags;
+    return chunk_of(zstd_frame(raw), 2, 3, Codec::kZstd, flags, n);
+  };
+  v.push_back({"dict_dense_control", dict({2}, {0.5f, 2.5f}, {1, 0, 1}), false});
+  v.push_back({"dict_sparse_control", dict({2}, {0.5f, 2.5f}, {1, 0}, 0b101), false});
+  v.push_back({"dict_code_out_of_range", dict({2}, {0.5f, 2.5f}, {1, 2, 0}), false});
+  v.push_back({"dict_sparse_code_out_of_range", dict({2}, {0.5f, 2.5f}, {0, 7}, 0b011), false});
+  v.push_back({"dict_empty_table", dict({0}, {}, {0, 0, 0, 0, 0, 0, 0}), false});
+  v.push_back({"dict_table_past_the_chunk", dict({9}, {0.5f, 2.5f}, {1, 0, 1}), false});
+  v.push_back({"dict_dense_codes_short", dict({3}, {0.5f, 2.5f, 3.5f}, {1}), false});
+  v.push_back({"dict_sparse_bitmap_names_more", dict({2}, {0.5f, 2.5f}, {1, 0}, 0b111), false});
+  v.push_back({"dict_nan_in_table", dict({2}, {0.5f, nan}, {1, 0, 1}), false});
+  {
+    std::vector<std::byte> raw = raw2({2, 1}, {3, 9, 0});
+    const uint32_t one = 1;
+    const float half = 0.5f;
+    const uint16_t zero = 0;
+    for (int i = 0; i < 3; ++i) {
+      raw.resize(raw.size() + 2);
+      std::memcpy(raw.data() + raw.size() - 2, &zero, 2);
+    }
+    raw.insert(raw.end() - 6, reinterpret_cast<const std::byte*>(&one),
+               reinterpret_cast<const std::byte*>(&one) + 4);
+    raw.insert(raw.end() - 6, reinterpret_cast<const std::byte*>(&half),
+               reinterpret_cast<const std::byte*>(&half) + 4);
+    v.push_back({"dict_in_uncompressed_chunk",
+                 none(std::move(raw), 2, 3, kChunkValues | kChunkValueDict), true});
+  }
   // The largest raw size the format allows (12 + 4 nnz = 0xFFFFFFFC with one row), with a
   // frame of 64 MiB of zeros (a few KB stored): a reader that trusts the index allocates
   // 4 GiB, or, computing raw_size + 7 in 32 bits, allocates nothing and lets zstd write
@@ -643,6 +686,14 @@ TEST(StoreCrafted, LyingChunksAreCorruptionNamingTheChunk) {
         EXPECT_EQ(chunk.values()[1], 2.5f);
         EXPECT_EQ(chunk.values()[2], 1.0f);
       }
+      if (std::string(c.name) == "dict_dense_control") {
+        EXPECT_EQ(std::vector<float>(chunk.values().begin(), chunk.values().end()),
+                  (std::vector<float>{2.5f, 0.5f, 2.5f}));
+      }
+      if (std::string(c.name) == "dict_sparse_control") {
+        EXPECT_EQ(std::vector<float>(chunk.values().begin(), chunk.values().end()),
+                  (std::vector<float>{2.5f, 1.0f, 0.5f}));
+      }
       continue;
     }
     EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.to_string();
@@ -650,6 +701,13 @@ TEST(StoreCrafted, LyingChunksAreCorruptionNamingTheChunk) {
     EXPECT_EQ(st.message().find('\n'), std::string::npos) << st.message();
     if (std::string(c.name) == "sparse_bitmap_names_more") {
       EXPECT_NE(st.message().find("names more values than are stored"), std::string::npos) << st.message();
+    }
+    if (std::string(c.name) == "dict_code_out_of_range") {
+      EXPECT_NE(st.message().find("value code out of range"), std::string::npos) << st.message();
+    }
+    if (std::string(c.name) == "dict_table_past_the_chunk") {
+      EXPECT_NE(st.message().find("value table of 9 entries does not fit"), std::string::npos)
+          << st.message();
     }
     if (std::string(c.name) == "sparse_bitmap_names_fewer") {
       EXPECT_NE(st.message().find("names fewer values than are stored"), std::string::npos) << st.message();

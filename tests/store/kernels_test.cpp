@@ -1,8 +1,8 @@
 // The decoder's vector kernels against their definitions: expanding sparse values (the
 // AVX2 path and the plain loop, including bitmaps that name more or fewer values than are
 // stored, reading no byte past the stored values), un-transposing byte-shuffled indices,
-// counting where indices do not increase, finding non-finite values. Destinations both
-// 32-byte aligned (streaming stores) and not.
+// counting where indices do not increase, finding non-finite values, looking values up in a
+// chunk's value table. Destinations both 32-byte aligned (streaming stores) and not.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -73,6 +73,37 @@ TEST(ExpandValues, MatchesTheDefinition) {
             ASSERT_EQ(plain, expect) << nnz << " " << density;
           }
         }
+      }
+    }
+  }
+}
+
+TEST(DecodeDict, MatchesTheDefinition) {
+  // Every n to 100 (the 8-wide steps and the tails), codes at odd addresses, tables of 1 to
+  // 300 entries, and a code past the table at each place in turn.
+  const uint32_t seed = 23;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (uint64_t size : {1, 2, 7, 300}) {
+    std::vector<float> table(size);
+    for (uint64_t t = 0; t < size; ++t) table[t] = 0.5f * static_cast<float>(t) - 3.0f;
+    for (uint64_t n = 0; n <= 100; ++n) {
+      std::vector<uint16_t> codes(n);
+      for (auto& c : codes) c = static_cast<uint16_t>(rng() % size);
+      for (int64_t bad_at = -1; bad_at < static_cast<int64_t>(n); ++bad_at) {
+        if (bad_at >= 0 && n > 20 && bad_at % 7 != 0) continue;  // a sample of places
+        std::vector<uint16_t> c = codes;
+        if (bad_at >= 0) c[bad_at] = static_cast<uint16_t>(size + rng() % 1000);
+        std::vector<std::byte> bytes(1 + 2 * n);  // at an odd address
+        std::memcpy(bytes.data() + 1, c.data(), 2 * n);
+        std::vector<float> fast(n, -1), plain(n, -1), expect(n);
+        for (uint64_t i = 0; i < n; ++i) expect[i] = table[std::min<uint64_t>(c[i], size - 1)];
+        const bool a = decode_dict(bytes.data() + 1, n, table.data(), size, fast.data());
+        const bool b = decode_dict_portable(bytes.data() + 1, n, table.data(), size, plain.data());
+        ASSERT_EQ(a, bad_at < 0) << size << " " << n << " " << bad_at;
+        ASSERT_EQ(b, bad_at < 0) << size << " " << n << " " << bad_at;
+        ASSERT_EQ(fast, expect) << size << " " << n << " " << bad_at;
+        ASSERT_EQ(plain, expect) << size << " " << n << " " << bad_at;
       }
     }
   }

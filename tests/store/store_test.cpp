@@ -172,6 +172,48 @@ TEST(Store, ValueLayoutIsTheSmallest) {
   }
 }
 
+TEST(Store, ValueTableWhereSmaller) {
+  // Values from a few distinct ones are stored as codes into a table (zstd, unless turned
+  // off); distinct values, codec none or the option off store them as they are. Dense
+  // (no value is 1) and sparse (every other value is 1) alike; the rows come back the same.
+  TempDir dir;
+  for (bool few : {true, false}) {
+    for (bool some_ones : {false, true}) {
+      for (int mode = 0; mode < 3; ++mode) {  // zstd; zstd, value_dict off; none
+        SCOPED_TRACE(testing::Message() << few << " " << some_ones << " " << mode);
+        SparseRows rows;
+        for (uint32_t r = 0; r < 200; ++r) {
+          std::vector<uint32_t> idx{r, r + 300, r + 600};
+          std::vector<float> val;
+          for (uint32_t k = 0; k < 3; ++k) {
+            const uint32_t i = 3 * r + k;
+            val.push_back(some_ones && i % 2 ? 1.0f : few ? 0.25f * (i % 7) - 3.0f : 0.001f * i + 2.0f);
+          }
+          rows.add_row(r % 2 ? 1 : -1, idx, val);
+        }
+        ChunkCodec codec;
+        if (mode == 1) codec.value_dict = false;
+        if (mode == 2) codec.codec = Codec::kNone;
+        EncodedChunk e;
+        ASSERT_TRUE(encode_chunk(rows, 0, rows.rows(), codec, &e).is_ok());
+        const bool table = few && mode == 0;
+        EXPECT_EQ((e.info.flags & kChunkValueDict) != 0, table);
+        EXPECT_EQ((e.info.flags & kChunkSparseValues) != 0, some_ones);
+        if (table) {  // the table (7 values) and 2-byte codes instead of 4-byte values
+          const uint64_t count = some_ones ? 300 : 600;
+          EXPECT_EQ(e.info.raw_size, 12 * 200 + 4 * 600 + (some_ones ? 75 : 0) + 4 + 4 * 7 + 2 * count);
+        }
+        const std::string path = dir.file("t.agld");
+        ASSERT_TRUE(write_store(path, rows, 1000, codec, 1000).is_ok());
+        std::unique_ptr<Store> s;
+        ASSERT_TRUE(Store::open(path, &s).is_ok());
+        EXPECT_EQ((s->chunk(0).flags & kChunkValueDict) != 0, table);
+        EXPECT_EQ(read_all(*s), rows);
+      }
+    }
+  }
+}
+
 TEST(Store, EmptyStoreRoundTrips) {
   TempDir dir;
   SparseRows none;
