@@ -65,10 +65,11 @@ int run_info(const InfoArgs& a) {
   Status st = Store::open(a.store, &store);
   if (!st.is_ok()) return fail(st);
   const StoreMeta& m = store->meta();
-  uint64_t raw = 0, stored = 0;
+  uint64_t raw = 0, stored = 0, tables = 0;
   for (size_t k = 0; k < store->chunk_count(); ++k) {
     raw += store->chunk(k).raw_size;
     stored += store->chunk(k).stored_size;
+    tables += (store->chunk(k).flags & kChunkValueDict) != 0;
   }
   double verify_seconds = 0;
   if (a.verify) {
@@ -90,6 +91,7 @@ int run_info(const InfoArgs& a) {
     j["nnz"] = m.nnz;
     j["density"] = density;
     j["chunks"] = store->chunk_count();
+    j["value_table_chunks"] = tables;  // chunks whose values are codes into a table
     j["label_kind"] = binary ? "binary" : "real";
     if (binary) {
       j["label_positive"] = m.label_positive;
@@ -163,11 +165,12 @@ int run_info(const InfoArgs& a) {
   }
   line("row norms", fmt::format("max |x|^2 {:.6g}, mean |x|^2 {:.6g}", m.row_sq_norm_max, norm_mean));
   line("empty rows", fmt::format("{}", m.empty_rows));
-  line("chunks", fmt::format("{} ({}{}; up to {} rows or {} raw)", store->chunk_count(), m.options.compression,
+  line("chunks", fmt::format("{} ({}{}{}; up to {} rows or {} raw)", store->chunk_count(), m.options.compression,
                              m.options.compression == "zstd"
                                  ? fmt::format(" level {}{}", m.options.level,
                                                m.options.raw_literals ? ", raw literals" : "")
                                  : "",
+                             tables ? fmt::format(", value tables in {}", tables) : "",
                              m.options.chunk_rows, human_bytes(static_cast<double>(m.options.chunk_bytes))));
   line("bytes", fmt::format("raw {}, stored {} (compression ratio {:.2f}), file {}", human_bytes(static_cast<double>(raw)),
                             human_bytes(static_cast<double>(stored)), ratio,

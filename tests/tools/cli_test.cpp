@@ -169,6 +169,24 @@ TEST(Cli, RawLiteralsStoreReadsTheSame) {
   EXPECT_EQ(run_agld("dump " + shell_arg(raw)).out, run_agld("dump " + shell_arg(plain)).out);
 }
 
+// Criteo-shaped values (log-counts: few distinct) are stored as codes into value tables with
+// zstd, which info counts; never with codec none; the rows are the same.
+TEST(Cli, InfoCountsValueTables) {
+  TempDir dir;
+  const std::string text = dir.file("c.svm"), z = dir.file("z.agld"), n = dir.file("n.agld");
+  ASSERT_EQ(run_agld("gen --shape criteo --rows 3000 --seed 3 -o " + shell_arg(text) + " --quiet").exit_code, 0);
+  ASSERT_EQ(run_agld("convert " + shell_arg(text) + " -o " + shell_arg(z) + " -q").exit_code, 0);
+  ASSERT_EQ(run_agld("convert " + shell_arg(text) + " -o " + shell_arg(n) + " -q --compression none").exit_code, 0);
+  auto jz = nlohmann::json::parse(run_agld("info " + shell_arg(z) + " --json --verify").out);
+  auto jn = nlohmann::json::parse(run_agld("info " + shell_arg(n) + " --json").out);
+  EXPECT_EQ(jz["value_table_chunks"].get<uint64_t>(), jz["chunks"].get<uint64_t>());
+  EXPECT_TRUE(jz["verify"]["ok"].get<bool>());
+  EXPECT_EQ(jn["value_table_chunks"].get<uint64_t>(), 0u);
+  EXPECT_NE(run_agld("info " + shell_arg(z)).out.find("value tables in"), std::string::npos);
+  EXPECT_EQ(run_agld("info " + shell_arg(n)).out.find("value tables"), std::string::npos);
+  EXPECT_EQ(run_agld("dump " + shell_arg(z)).out, run_agld("dump " + shell_arg(n)).out);
+}
+
 TEST(Cli, SkipBadLinesReportsThem) {
   TempDir dir;
   test::write_file(dir.file("s.svm"), "1 1:1\n1 2:x\n-1 3:1\n");
