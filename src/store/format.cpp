@@ -222,13 +222,13 @@ void byte_shuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
 }
 
 void byte_unshuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
+  auto* d = reinterpret_cast<uint8_t*>(dst);
+  uint64_t i = 0;
+#if defined(__SSE2__)
   auto* s0 = reinterpret_cast<const uint8_t*>(src);
   const uint8_t* s1 = s0 + n;
   const uint8_t* s2 = s1 + n;
   const uint8_t* s3 = s2 + n;
-  auto* d = reinterpret_cast<uint8_t*>(dst);
-  uint64_t i = 0;
-#if defined(__SSE2__)
   // 16 elements a step: interleave the planes' bytes in pairs, then the pairs.
   for (; i + 16 <= n; i += 16) {
     const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + i));
@@ -245,7 +245,7 @@ void byte_unshuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
   }
 #endif
   for (; i < n; ++i) {
-    const uint32_t v = uint32_t{s0[i]} | uint32_t{s1[i]} << 8 | uint32_t{s2[i]} << 16 | uint32_t{s3[i]} << 24;
+    const uint32_t v = unshuffled4(src, n, i);
     std::memcpy(d + 4 * i, &v, 4);
   }
 }

@@ -81,5 +81,10 @@ inline bool raw_size_valid(uint64_t rows, uint64_t nnz, uint8_t flags, uint64_t 
 // Byte-transposes n 4-byte elements: dst[b * n + i] = src[4 * i + b], and back.
 void byte_shuffle4(const std::byte* src, std::byte* dst, uint64_t n);
 void byte_unshuffle4(const std::byte* src, std::byte* dst, uint64_t n);
+// Element i of n byte-transposed 4-byte elements (what byte_unshuffle4 puts at dst + 4 i).
+inline uint32_t unshuffled4(const std::byte* src, uint64_t n, uint64_t i) {
+  const auto* b = reinterpret_cast<const uint8_t*>(src) + i;
+  return uint32_t{b[0]} | uint32_t{b[n]} << 8 | uint32_t{b[2 * n]} << 16 | uint32_t{b[3 * n]} << 24;
+}
 
 }  // namespace agld::format

@@ -211,9 +211,7 @@ __attribute__((target("avx2"))) Falls unshuffle_falls_avx2(const std::byte* src,
     falls_group(acc, v3, false);
   }
   if (stream) _mm_sfence();
-  for (uint64_t j = i; j < n; ++j) {
-    dst[j] = uint32_t{s0[j]} | uint32_t{s1[j]} << 8 | uint32_t{s2[j]} << 16 | uint32_t{s3[j]} << 24;
-  }
+  for (uint64_t j = i; j < n; ++j) dst[j] = unshuffled4(src, n, j);
   return falls_from(dst, i, n, falls_lanes(acc));
 }
 

@@ -218,10 +218,7 @@ uint32_t load_u32(const std::byte* p) {
 
 // Index p of the raw column (transposed or not).
 uint32_t raw_index(const ChunkInfo& c, const RawChunk& raw, uint64_t p) {
-  if (!raw.shuffled) return load_u32(raw.idx + 4 * p);
-  const auto* b = reinterpret_cast<const uint8_t*>(raw.idx) + p;
-  const uint64_t n = c.nnz;
-  return uint32_t{b[0]} | uint32_t{b[n]} << 8 | uint32_t{b[2 * n]} << 16 | uint32_t{b[3 * n]} << 24;
+  return raw.shuffled ? format::unshuffled4(raw.idx, c.nnz, p) : load_u32(raw.idx + 4 * p);
 }
 
 // The index column as stored (un-transposed), into out.idx.
