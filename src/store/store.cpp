@@ -492,11 +492,10 @@ namespace {
 // of the values' bits (sized to the chunk, cleared per chunk).
 class ValueTable {
  public:
-  // From the values stored: those of vals[0, nnz) other than 1 (sparse), or all. Whether
-  // the table and codes are smaller than the values themselves (and the table fits u16).
-  bool build(const float* vals, uint64_t nnz, bool sparse) {
-    uint64_t count = 0;
-    for (uint64_t k = 0; k < nnz; ++k) count += !sparse || vals[k] != 1.0f;
+  // From the `count` values stored: those of vals[0, nnz) other than 1 (sparse), or all.
+  // Whether the table and codes are smaller than the values themselves (and the table fits
+  // u16).
+  bool build(const float* vals, uint64_t nnz, bool sparse, uint64_t count) {
     unsigned bits = 4;
     while ((uint64_t{1} << bits) < 2 * std::min<uint64_t>(count, format::kMaxDictSize)) ++bits;
     shift_ = 32 - bits;
@@ -559,7 +558,7 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
   // The values stored (those other than 1, or all) as codes into a table, where smaller.
   ValueTable& table = value_table();
   const bool dict = codec.codec == Codec::kZstd && codec.value_dict && not_one > 0 &&
-                    table.build(vals, nnz, sparse);
+                    table.build(vals, nnz, sparse, sparse ? not_one : nnz);
   const uint8_t flags = (not_one ? kChunkValues : 0) | (sparse ? kChunkSparseValues : 0) |
                         (delta ? kChunkDelta : 0) | (shuffle ? kChunkIndexShuffle : 0) |
                         (dict ? kChunkValueDict : 0);
