@@ -379,6 +379,38 @@ DecodedLayout decoded_layout(const ChunkInfo& c) {
   return l;
 }
 
+// A value table's section (VALUE_DICT), where rc points at the values stored: the table's
+// size, the table, the codes. Looks the values up into this thread's buffer and points rc at
+// them, which the decoding then reads as if they had been stored. Returns what is wrong
+// with the section, or nothing.
+std::string look_up_values(const ChunkInfo& c, const std::byte* raw, RawChunk* rc) {
+  const std::byte* at = rc->bitmap ? rc->stored_values : rc->values;
+  const uint64_t rest = raw + c.raw_size - at;  // >= 8 (raw_size_valid)
+  const uint64_t size = load_u32(at);
+  if (size == 0 || size > format::kMaxDictSize || 4 + 4 * size > rest || (rest - 4 - 4 * size) % 2) {
+    return "value table of " + std::to_string(size) + " entries does not fit the chunk";
+  }
+  const uint64_t count = (rest - 4 - 4 * size) / 2;
+  if (rc->bitmap ? count > c.nnz : count != c.nnz) {
+    return std::to_string(count) + " value codes for " + std::to_string(c.nnz) + " nonzeros";
+  }
+  thread_local std::vector<float> table, values;
+  table.resize(size);
+  std::memcpy(table.data(), at + 4, 4 * size);
+  values.resize(std::max<uint64_t>(count, 1));
+  if (!format::decode_dict(at + 4 + 4 * size, count, table.data(), size, values.data())) {
+    return "value code out of range (a table of " + std::to_string(size) + " entries)";
+  }
+  const auto* v = reinterpret_cast<const std::byte*>(values.data());
+  if (rc->bitmap) {
+    rc->stored_values = v;
+    rc->stored_count = count;
+  } else {
+    rc->values = v;
+  }
+  return {};
+}
+
 }  // namespace
 
 uint64_t decoded_words(const ChunkInfo& c) { return decoded_layout(c).words; }
@@ -431,33 +463,8 @@ Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels 
     rc.values = raw + prefix;
   }
   if (c.flags & kChunkValueDict) {
-    // The table's size, the table, the codes: the values are looked up into this thread's
-    // buffer, which the decoding then reads as if they had been stored.
-    const std::byte* at = rc.bitmap ? rc.stored_values : rc.values;
-    const uint64_t rest = raw + c.raw_size - at;  // >= 8 (raw_size_valid)
-    const uint64_t size = load_u32(at);
-    if (size == 0 || size > format::kMaxDictSize || 4 + 4 * size > rest || (rest - 4 - 4 * size) % 2) {
-      return corrupt("value table of " + std::to_string(size) + " entries does not fit the chunk");
-    }
-    const uint64_t count = (rest - 4 - 4 * size) / 2;
-    if (rc.bitmap ? count > c.nnz : count != c.nnz) {
-      return corrupt(std::to_string(count) + " value codes for " + std::to_string(c.nnz) +
-                     " nonzeros");
-    }
-    thread_local std::vector<float> table, values;
-    table.resize(size);
-    std::memcpy(table.data(), at + 4, 4 * size);
-    values.resize(std::max<uint64_t>(count, 1));
-    if (!format::decode_dict(at + 4 + 4 * size, count, table.data(), size, values.data())) {
-      return corrupt("value code out of range (a table of " + std::to_string(size) + " entries)");
-    }
-    const auto* v = reinterpret_cast<const std::byte*>(values.data());
-    if (rc.bitmap) {
-      rc.stored_values = v;
-      rc.stored_count = count;
-    } else {
-      rc.values = v;
-    }
+    const std::string why = look_up_values(c, raw, &rc);
+    if (!why.empty()) return corrupt(why);
   }
   const DecodedLayout layout = decoded_layout(c);
   out->raw_.resize(layout.words);
