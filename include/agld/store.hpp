@@ -29,6 +29,10 @@ inline constexpr uint8_t kChunkIndexShuffle = 8;
 // With kChunkValues (zstd only): the values stored (all, or with kChunkSparseValues those
 // other than 1) are u16 codes into a table of the chunk's distinct values before them.
 inline constexpr uint8_t kChunkValueDict = 16;
+// With kChunkIndexShuffle (zstd only): each byte plane of the index column, and with
+// kChunkValueDict of the codes (then byte-transposed too), is stored in the fewest bits
+// (0, 1, 2, 4 or 8) that hold its largest byte, after a byte a plane giving that width.
+inline constexpr uint8_t kChunkPackedPlanes = 32;
 
 struct ChunkInfo {
   uint64_t offset = 0;
@@ -192,6 +196,9 @@ struct ChunkCodec {
   // Values as codes into a per-chunk table where that is smaller (zstd only): faster to
   // decompress (docs/design.md).
   bool value_dict = true;
+  // Byte planes packed to the bits they need (with index_shuffle; zstd only): less for zstd
+  // to decompress (docs/design.md).
+  bool packed_planes = true;
 };
 
 // A chunk encoded for writing: its stored bytes and index entry (offset, first_row unset).

@@ -142,13 +142,16 @@ size_t kept_buffers(const ReaderOptions& o) {
 }
 
 Reserve reserve_for(const Store& store, const ReaderOptions& o) {
-  uint64_t max_stored = 0, max_raw = 0, max_table = 0;
+  uint64_t max_stored = 0, max_raw = 0, max_table = 0, max_planes = 0;
   for (size_t k = 0; k < store.chunk_count(); ++k) {
     const ChunkInfo& c = store.chunk(k);
     max_stored = std::max<uint64_t>(max_stored, c.stored_size);
     max_raw = std::max<uint64_t>(max_raw, c.raw_size);
     // A value table and the values looked up in it: at most 4 bytes each a nonzero.
     if (c.flags & kChunkValueDict) max_table = std::max<uint64_t>(max_table, 8 * uint64_t{c.nnz});
+    // Packed planes unpacked: up to four of the index column, one of zeros and two of value
+    // codes, a byte each a nonzero.
+    if (c.flags & kChunkPackedPlanes) max_planes = std::max<uint64_t>(max_planes, 7 * uint64_t{c.nnz});
   }
   const uint64_t max_decoded = max_decoded_bytes(store);
   const StoreMeta& m = store.meta();
@@ -157,10 +160,11 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   // A chunk per unconsumed or held slot (the header comment), one for what the allocator holds
   // between a chunk freed and the next of another size (measured: about one chunk), and the
   // buffers kept for reuse. Each decoding thread also holds a zstd context, the raw chunk it
-  // decompresses into and a chunk's value table and values (Store::decode_chunk).
+  // decompresses into, a chunk's value table and values, and its planes unpacked
+  // (Store::decode_chunk).
   const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
   r.ring = ((o.prefetch + 2 + kHeldSlots) + 1 + kept_buffers(o)) * max_decoded +
-           threads * (max_raw + max_table + (256 << 10));
+           threads * (max_raw + max_table + max_planes + (256 << 10));
   // The stored bytes of the chunks read and not yet decoded (ReadableFile::read_uncached;
   // none of them in the page cache): at most one a chunk in flight (prefetch + 2, the
   // unconsumed slots') and one a read thread, or the producer's one buffer.

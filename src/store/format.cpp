@@ -221,14 +221,14 @@ void byte_shuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
   }
 }
 
-void byte_unshuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
+void byte_unshuffle4(const Planes4& src, std::byte* dst, uint64_t n) {
   auto* d = reinterpret_cast<uint8_t*>(dst);
   uint64_t i = 0;
 #if defined(__SSE2__)
-  auto* s0 = reinterpret_cast<const uint8_t*>(src);
-  const uint8_t* s1 = s0 + n;
-  const uint8_t* s2 = s1 + n;
-  const uint8_t* s3 = s2 + n;
+  const auto* s0 = reinterpret_cast<const uint8_t*>(src[0]);
+  const auto* s1 = reinterpret_cast<const uint8_t*>(src[1]);
+  const auto* s2 = reinterpret_cast<const uint8_t*>(src[2]);
+  const auto* s3 = reinterpret_cast<const uint8_t*>(src[3]);
   // 16 elements a step: interleave the planes' bytes in pairs, then the pairs.
   for (; i + 16 <= n; i += 16) {
     const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s0 + i));
@@ -245,9 +245,66 @@ void byte_unshuffle4(const std::byte* src, std::byte* dst, uint64_t n) {
   }
 #endif
   for (; i < n; ++i) {
-    const uint32_t v = unshuffled4(src, n, i);
+    const uint32_t v = unshuffled4(src, i);
     std::memcpy(d + 4 * i, &v, 4);
   }
+}
+
+void pack_plane(const std::byte* plane, uint64_t n, unsigned w, std::byte* out) {
+  if (w == 8) {
+    if (n > 0) std::memcpy(out, plane, n);
+    return;
+  }
+  if (w == 0) return;
+  const auto* s = reinterpret_cast<const uint8_t*>(plane);
+  auto* d = reinterpret_cast<uint8_t*>(out);
+  const unsigned per = 8 / w;
+  std::memset(d, 0, packed_plane_size(n, w));
+  for (uint64_t i = 0; i < n; ++i) d[i / per] = static_cast<uint8_t>(d[i / per] | s[i] << (w * (i % per)));
+}
+
+std::string parse_packed_column(const std::byte* at, uint64_t avail, unsigned k, uint64_t n,
+                                PackedColumn* out) {
+  if (avail < k) return "packed column: no room for its widths";
+  uint64_t size = k;
+  for (unsigned b = 0; b < k; ++b) {
+    const unsigned w = static_cast<uint8_t>(at[b]);
+    if (!plane_width_valid(w)) {
+      return "packed column: plane " + std::to_string(b) + " of width " + std::to_string(w);
+    }
+    out->width[b] = w;
+    out->plane[b] = w ? at + size : nullptr;
+    size += packed_plane_size(n, w);
+  }
+  if (size > avail) return "packed column of " + std::to_string(size) + " bytes past the chunk";
+  out->size = size;
+  return {};
+}
+
+void plane_widths(const std::byte* planes, unsigned k, uint64_t n, unsigned* widths) {
+  const auto* s = reinterpret_cast<const uint8_t*>(planes);
+  for (unsigned b = 0; b < k; ++b) {
+    uint8_t any = 0;
+    for (uint64_t i = 0; i < n; ++i) any = static_cast<uint8_t>(any | s[b * n + i]);
+    widths[b] = plane_width(any);
+  }
+}
+
+uint64_t packed_column_size(const unsigned* widths, unsigned k, uint64_t n) {
+  uint64_t size = k;
+  for (unsigned b = 0; b < k; ++b) size += packed_plane_size(n, widths[b]);
+  return size;
+}
+
+uint64_t write_packed_column(const std::byte* planes, const unsigned* widths, unsigned k,
+                             uint64_t n, std::byte* out) {
+  uint64_t size = k;
+  for (unsigned b = 0; b < k; ++b) {
+    out[b] = static_cast<std::byte>(widths[b]);
+    pack_plane(planes + b * n, n, widths[b], out + size);
+    size += packed_plane_size(n, widths[b]);
+  }
+  return size;
 }
 
 }  // namespace agld::format

@@ -37,17 +37,46 @@ uint64_t expand_tail(const uint8_t* bitmap, const std::byte* values, uint64_t st
   return named;
 }
 
-// Codes i from `from` on (u16 at codes + 2 i), each clamped to the table; whether any was not.
-bool dict_from(const std::byte* codes, uint64_t from, uint64_t n, const float* table,
-               uint64_t size, float* out) {
-  bool bad = false;
-  for (uint64_t i = from; i < n; ++i) {
+// A value table's codes (VALUE_DICT): u16 each, or (PACKED_PLANES) two byte planes.
+struct U16Codes {
+  const std::byte* codes;
+  uint32_t at(uint64_t i) const {
     uint16_t code;
     std::memcpy(&code, codes + 2 * i, 2);
+    return code;
+  }
+};
+struct PlaneCodes {
+  const uint8_t *lo, *hi;
+  uint32_t at(uint64_t i) const { return lo[i] | uint32_t{hi[i]} << 8; }
+};
+
+// Codes i from `from` on, each clamped to the table; whether any was not.
+template <typename Codes>
+bool dict_from(const Codes& codes, uint64_t from, uint64_t n, const float* table, uint64_t size,
+               float* out) {
+  bool bad = false;
+  for (uint64_t i = from; i < n; ++i) {
+    const uint32_t code = codes.at(i);
     bad |= code >= size;
     out[i] = table[std::min<uint64_t>(code, size - 1)];
   }
   return bad;
+}
+
+// The bits set among bits [64 q, n) of a bitmap.
+uint64_t bits_from(const uint8_t* bitmap, uint64_t q, uint64_t n) {
+  uint64_t count = 0;
+  for (uint64_t p = 64 * q; p < n; ++p) count += (bitmap[p >> 3] >> (p & 7)) & 1;
+  return count;
+}
+
+// Element i of a packed plane (format::pack_plane) of width w = 1, 2 or 4, from `from` on.
+void unpack_from(const uint8_t* packed, uint64_t from, uint64_t n, unsigned w, uint8_t* out) {
+  const unsigned per = 8 / w, mask = (1u << w) - 1;
+  for (uint64_t i = from; i < n; ++i) {
+    out[i] = static_cast<uint8_t>(packed[i / per] >> (w * (i % per)) & mask);
+  }
 }
 
 // Continues f over idx[p, n): a fall where idx[q] <= idx[q - 1] (q > 0), and the largest.
@@ -122,14 +151,23 @@ __attribute__((target("avx2"))) uint64_t expand_avx2(const uint8_t* bitmap,
 }
 
 // Eight codes a step: widened to 32 bits, clamped to the table, gathered.
-__attribute__((target("avx2"))) bool dict_avx2(const std::byte* codes, uint64_t n,
-                                                const float* table, uint64_t size, float* out) {
+__attribute__((target("avx2"), always_inline)) inline __m256i load8(const U16Codes& c, uint64_t i) {
+  return _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c.codes + 2 * i)));
+}
+__attribute__((target("avx2"), always_inline)) inline __m256i load8(const PlaneCodes& c,
+                                                                  uint64_t i) {
+  const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c.lo + i)));
+  const __m256i hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(c.hi + i)));
+  return _mm256_or_si256(lo, _mm256_slli_epi32(hi, 8));
+}
+template <typename Codes>
+__attribute__((target("avx2"))) bool dict_avx2(const Codes& codes, uint64_t n, const float* table,
+                                                uint64_t size, float* out) {
   const __m256i last = _mm256_set1_epi32(static_cast<int>(size - 1));
   __m256i over = _mm256_setzero_si256();
   uint64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256i c = _mm256_cvtepu16_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + 2 * i)));
+    const __m256i c = load8(codes, i);
     over = _mm256_or_si256(over, _mm256_cmpgt_epi32(c, last));
     _mm256_storeu_ps(out + i, _mm256_i32gather_ps(table, _mm256_min_epu32(c, last), 4));
   }
@@ -180,10 +218,12 @@ __attribute__((target("avx2"))) Falls falls_avx2(const uint32_t* idx, uint64_t n
 
 // 32 indices a step: the four byte planes interleaved (within 128-bit lanes, then the lanes
 // put in order), stored, and their falls counted while in registers.
-__attribute__((target("avx2"))) Falls unshuffle_falls_avx2(const std::byte* src, uint32_t* dst,
+__attribute__((target("avx2"))) Falls unshuffle_falls_avx2(const Planes4& src, uint32_t* dst,
                                                             uint64_t n) {
-  const auto* s0 = reinterpret_cast<const uint8_t*>(src);
-  const uint8_t *s1 = s0 + n, *s2 = s1 + n, *s3 = s2 + n;
+  const auto* s0 = reinterpret_cast<const uint8_t*>(src[0]);
+  const auto* s1 = reinterpret_cast<const uint8_t*>(src[1]);
+  const auto* s2 = reinterpret_cast<const uint8_t*>(src[2]);
+  const auto* s3 = reinterpret_cast<const uint8_t*>(src[3]);
   FallsAvx2 acc{_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
   const bool stream = aligned32(dst);
   uint64_t i = 0;
@@ -211,11 +251,56 @@ __attribute__((target("avx2"))) Falls unshuffle_falls_avx2(const std::byte* src,
     falls_group(acc, v3, false);
   }
   if (stream) _mm_sfence();
-  for (uint64_t j = i; j < n; ++j) dst[j] = unshuffled4(src, n, j);
+  for (uint64_t j = i; j < n; ++j) dst[j] = unshuffled4(src, j);
   return falls_from(dst, i, n, falls_lanes(acc));
 }
 
+// A popcnt instruction a 64-bit word (the portable std::popcount is a library call).
+__attribute__((target("popcnt"))) uint64_t bits_popcnt(const uint8_t* bitmap, uint64_t n) {
+  uint64_t count = 0, q = 0;
+  for (; 64 * (q + 1) <= n; ++q) {
+    uint64_t word;
+    std::memcpy(&word, bitmap + 8 * q, 8);
+    count += static_cast<uint64_t>(__builtin_popcountll(word));
+  }
+  return count + bits_from(bitmap, q, n);
+}
+
 const bool kAvx2 = __builtin_cpu_supports("avx2");
+const bool kPopcnt = __builtin_cpu_supports("popcnt");
+#endif
+
+#if defined(__SSE2__)
+// 16 packed bytes a step (32 elements of 4 bits, 64 of 2): each byte's fields masked out
+// into planes of their own, which are then interleaved as byte_unshuffle4 does.
+uint64_t unpack_sse2(const uint8_t* packed, uint64_t n, unsigned w, uint8_t* out) {
+  uint64_t i = 0;
+  if (w == 4) {
+    const __m128i m = _mm_set1_epi8(0x0f);
+    for (; i + 32 <= n; i += 32) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed + i / 2));
+      const __m128i a0 = _mm_and_si128(x, m), a1 = _mm_and_si128(_mm_srli_epi16(x, 4), m);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_unpacklo_epi8(a0, a1));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 16), _mm_unpackhi_epi8(a0, a1));
+    }
+  } else if (w == 2) {
+    const __m128i m = _mm_set1_epi8(0x03);
+    for (; i + 64 <= n; i += 64) {
+      const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed + i / 4));
+      const __m128i a0 = _mm_and_si128(x, m), a1 = _mm_and_si128(_mm_srli_epi16(x, 2), m);
+      const __m128i a2 = _mm_and_si128(_mm_srli_epi16(x, 4), m);
+      const __m128i a3 = _mm_and_si128(_mm_srli_epi16(x, 6), m);
+      const __m128i lo01 = _mm_unpacklo_epi8(a0, a1), hi01 = _mm_unpackhi_epi8(a0, a1);
+      const __m128i lo23 = _mm_unpacklo_epi8(a2, a3), hi23 = _mm_unpackhi_epi8(a2, a3);
+      auto* o = reinterpret_cast<__m128i*>(out + i);
+      _mm_storeu_si128(o + 0, _mm_unpacklo_epi16(lo01, lo23));
+      _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(lo01, lo23));
+      _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(hi01, hi23));
+      _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(hi01, hi23));
+    }
+  }
+  return i;
+}
 #endif
 
 }  // namespace
@@ -235,14 +320,54 @@ uint64_t expand_values(const uint8_t* bitmap, const std::byte* stored_values, ui
 
 bool decode_dict_portable(const std::byte* codes, uint64_t n, const float* table, uint64_t size,
                           float* out) {
-  return !dict_from(codes, 0, n, table, size, out);
+  return !dict_from(U16Codes{codes}, 0, n, table, size, out);
 }
 
 bool decode_dict(const std::byte* codes, uint64_t n, const float* table, uint64_t size, float* out) {
 #if defined(__x86_64__)
-  if (kAvx2) return dict_avx2(codes, n, table, size, out);
+  if (kAvx2) return dict_avx2(U16Codes{codes}, n, table, size, out);
 #endif
   return decode_dict_portable(codes, n, table, size, out);
+}
+
+bool decode_dict_planes_portable(const std::byte* lo, const std::byte* hi, uint64_t n,
+                                 const float* table, uint64_t size, float* out) {
+  const PlaneCodes codes{reinterpret_cast<const uint8_t*>(lo), reinterpret_cast<const uint8_t*>(hi)};
+  return !dict_from(codes, 0, n, table, size, out);
+}
+
+bool decode_dict_planes(const std::byte* lo, const std::byte* hi, uint64_t n, const float* table,
+                        uint64_t size, float* out) {
+#if defined(__x86_64__)
+  if (kAvx2) {
+    const PlaneCodes codes{reinterpret_cast<const uint8_t*>(lo), reinterpret_cast<const uint8_t*>(hi)};
+    return dict_avx2(codes, n, table, size, out);
+  }
+#endif
+  return decode_dict_planes_portable(lo, hi, n, table, size, out);
+}
+
+void unpack_plane_portable(const std::byte* packed, uint64_t n, unsigned w, std::byte* out) {
+  unpack_from(reinterpret_cast<const uint8_t*>(packed), 0, n, w, reinterpret_cast<uint8_t*>(out));
+}
+
+void unpack_plane(const std::byte* packed, uint64_t n, unsigned w, std::byte* out) {
+  const auto* p = reinterpret_cast<const uint8_t*>(packed);
+  auto* o = reinterpret_cast<uint8_t*>(out);
+  uint64_t i = 0;
+#if defined(__SSE2__)
+  i = unpack_sse2(p, n, w, o);
+#endif
+  unpack_from(p, i, n, w, o);
+}
+
+uint64_t bits_set_portable(const uint8_t* bitmap, uint64_t n) { return bits_from(bitmap, 0, n); }
+
+uint64_t bits_set(const uint8_t* bitmap, uint64_t n) {
+#if defined(__x86_64__)
+  if (kPopcnt) return bits_popcnt(bitmap, n);
+#endif
+  return bits_set_portable(bitmap, n);
 }
 
 Falls count_falls_portable(const uint32_t* idx, uint64_t n) { return falls_from(idx, 0, n, {}); }
@@ -254,12 +379,12 @@ Falls count_falls(const uint32_t* idx, uint64_t n) {
   return count_falls_portable(idx, n);
 }
 
-Falls unshuffle4_count_falls_portable(const std::byte* src, uint32_t* dst, uint64_t n) {
+Falls unshuffle4_count_falls_portable(const Planes4& src, uint32_t* dst, uint64_t n) {
   byte_unshuffle4(src, reinterpret_cast<std::byte*>(dst), n);
   return count_falls_portable(dst, n);
 }
 
-Falls unshuffle4_count_falls(const std::byte* src, uint32_t* dst, uint64_t n) {
+Falls unshuffle4_count_falls(const Planes4& src, uint32_t* dst, uint64_t n) {
 #if defined(__x86_64__)
   if (kAvx2) return unshuffle_falls_avx2(src, dst, n);
 #endif

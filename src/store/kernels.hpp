@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "store/format.hpp"
+
 namespace agld::format {
 
 // Expanding a chunk's sparse values (docs/format.md): a bitmap with a bit per nonzero, set
@@ -25,6 +27,20 @@ uint64_t expand_values_portable(const uint8_t* bitmap, const std::byte* stored_v
 bool decode_dict(const std::byte* codes, uint64_t n, const float* table, uint64_t size, float* out);
 bool decode_dict_portable(const std::byte* codes, uint64_t n, const float* table, uint64_t size,
                           float* out);
+// The same with the codes in two byte planes (PACKED_PLANES): code i = lo[i] | hi[i] << 8.
+bool decode_dict_planes(const std::byte* lo, const std::byte* hi, uint64_t n, const float* table,
+                        uint64_t size, float* out);
+bool decode_dict_planes_portable(const std::byte* lo, const std::byte* hi, uint64_t n,
+                                 const float* table, uint64_t size, float* out);
+
+// A packed plane (format::pack_plane) of n elements of w = 1, 2 or 4 bits, unpacked into n
+// bytes.
+void unpack_plane(const std::byte* packed, uint64_t n, unsigned w, std::byte* out);
+void unpack_plane_portable(const std::byte* packed, uint64_t n, unsigned w, std::byte* out);
+
+// The bits set among the first n of a bitmap (bit p of byte p / 8, least significant first).
+uint64_t bits_set(const uint8_t* bitmap, uint64_t n);
+uint64_t bits_set_portable(const uint8_t* bitmap, uint64_t n);
 
 // Over idx[0, n): how many p >= 1 have idx[p] <= idx[p - 1] (the places where the array
 // does not increase), and the largest index (0 when n is 0).
@@ -37,10 +53,10 @@ Falls count_falls(const uint32_t* idx, uint64_t n);
 Falls count_falls_portable(const uint32_t* idx, uint64_t n);
 
 // Un-transposes n byte-shuffled indices (format::byte_unshuffle4: byte b of index i at
-// src[b * n + i]) into dst and counts their falls (count_falls), in one pass. This and
+// src[b][i]) into dst and counts their falls (count_falls), in one pass. This and
 // expand_values write a 32-byte aligned destination past the caches (streaming stores).
-Falls unshuffle4_count_falls(const std::byte* src, uint32_t* dst, uint64_t n);
-Falls unshuffle4_count_falls_portable(const std::byte* src, uint32_t* dst, uint64_t n);
+Falls unshuffle4_count_falls(const Planes4& src, uint32_t* dst, uint64_t n);
+Falls unshuffle4_count_falls_portable(const Planes4& src, uint32_t* dst, uint64_t n);
 
 // Whether any of n floats (IEEE binary32, 4 bytes each, unaligned is fine) is an infinity
 // or a NaN; likewise n doubles.

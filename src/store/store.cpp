@@ -5,6 +5,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -155,6 +156,9 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
       why = "uncompressed but stored size differs from raw size";
     } else if (c.codec == Codec::kNone && (c.flags & kChunkValueDict)) {
       why = "a value table in an uncompressed chunk";  // rows are read in place from those
+    } else if ((c.flags & kChunkPackedPlanes) &&
+               (c.codec == Codec::kNone || !(c.flags & kChunkIndexShuffle))) {
+      why = "packed planes without a compressed, byte-transposed index column";
     }
     if (!why.empty()) {
       return fail(Status::corruption("chunk index entry " + std::to_string(k) + ": " + why));
@@ -194,7 +198,8 @@ namespace {
 struct RawChunk {
   const std::byte* labels;
   const std::byte* row_nnz;
-  const std::byte* idx;            // byte-transposed while kChunkIndexShuffle is set
+  const std::byte* idx;            // the index column as stored, unless shuffled
+  format::Planes4 planes;          // shuffled: the index column's byte planes, unpacked
   bool shuffled;
   const std::byte* values;         // dense values, or nullptr (none, or sparse: below)
   const uint8_t* bitmap;           // sparse values: a bit per nonzero, set where stored
@@ -217,14 +222,14 @@ uint32_t load_u32(const std::byte* p) {
 }
 
 // Index p of the raw column (transposed or not).
-uint32_t raw_index(const ChunkInfo& c, const RawChunk& raw, uint64_t p) {
-  return raw.shuffled ? format::unshuffled4(raw.idx, c.nnz, p) : load_u32(raw.idx + 4 * p);
+uint32_t raw_index(const RawChunk& raw, uint64_t p) {
+  return raw.shuffled ? format::unshuffled4(raw.planes, p) : load_u32(raw.idx + 4 * p);
 }
 
 // The index column as stored (un-transposed), into out.idx.
 void copy_indices(const ChunkInfo& c, const RawChunk& raw, const Decoded& out) {
   if (raw.shuffled) {
-    format::byte_unshuffle4(raw.idx, reinterpret_cast<std::byte*>(out.idx), c.nnz);
+    format::byte_unshuffle4(raw.planes, reinterpret_cast<std::byte*>(out.idx), c.nnz);
   } else if (c.nnz > 0) {
     std::memcpy(out.idx, raw.idx, 4 * uint64_t{c.nnz});
   }
@@ -270,7 +275,7 @@ bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, const Deco
     // a row).
     format::Falls f;
     if (raw.shuffled) {
-      f = format::unshuffle4_count_falls(raw.idx, idx, c.nnz);
+      f = format::unshuffle4_count_falls(raw.planes, idx, c.nnz);
     } else {
       copy_indices(c, raw, out);
       f = format::count_falls(idx, c.nnz);
@@ -280,7 +285,7 @@ bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, const Deco
     for (uint32_t r = 0; r < rows; ++r) {
       const uint32_t b = offsets[r];
       falls_at_starts += (b > 0) & (b < offsets[r + 1]) &&
-                         raw_index(c, raw, b) <= raw_index(c, raw, b - 1);
+                         raw_index(raw, b) <= raw_index(raw, b - 1);
     }
     bad |= (f.falls != falls_at_starts) | (f.top >= d);
   }
@@ -379,28 +384,66 @@ DecodedLayout decoded_layout(const ChunkInfo& c) {
   return l;
 }
 
-// A value table's section (VALUE_DICT), where rc points at the values stored: the table's
-// size, the table, the codes. Looks the values up into this thread's buffer and points rc at
-// them, which the decoding then reads as if they had been stored. Returns what is wrong
-// with the section, or nothing.
-std::string look_up_values(const ChunkInfo& c, const std::byte* raw, RawChunk* rc) {
+// Plane b of a packed column of n elements as n bytes: where it is stored (8 bits), else
+// unpacked into this thread's buffer `slot` (0 bits: a plane of zeros).
+const std::byte* unpacked_plane(const format::PackedColumn& col, unsigned b, uint64_t n,
+                                size_t slot) {
+  thread_local std::vector<std::byte> zeros;
+  thread_local std::array<std::vector<std::byte>, 6> buffers;
+  const unsigned w = col.width[b];
+  if (w == 8) return col.plane[b];
+  if (w == 0) {
+    if (zeros.size() < n) zeros.resize(n);  // new elements are zero; none is ever written
+    return zeros.data();
+  }
+  std::vector<std::byte>& buf = buffers.at(slot);
+  buf.resize(n);
+  format::unpack_plane(col.plane[b], n, w, buf.data());
+  return buf.data();
+}
+
+// A value table's section (VALUE_DICT), where rc points at the values stored and which ends
+// at `end`: the table's size, the table, the codes (u16 each, or with PACKED_PLANES a packed
+// column of two planes). Looks the values up into this thread's buffer and points rc at them,
+// which the decoding then reads as if they had been stored. Returns what is wrong with the
+// section, or nothing.
+std::string look_up_values(const ChunkInfo& c, const std::byte* end, RawChunk* rc) {
   const std::byte* at = rc->bitmap ? rc->stored_values : rc->values;
-  const uint64_t rest = raw + c.raw_size - at;  // >= 8 (raw_size_valid)
-  const uint64_t size = load_u32(at);
-  if (size == 0 || size > format::kMaxDictSize || 4 + 4 * size > rest || (rest - 4 - 4 * size) % 2) {
+  const uint64_t rest = end - at;
+  const uint64_t size = rest >= 4 ? load_u32(at) : 0;
+  if (size == 0 || size > format::kMaxDictSize || 4 + 4 * size > rest) {
     return "value table of " + std::to_string(size) + " entries does not fit the chunk";
   }
-  const uint64_t count = (rest - 4 - 4 * size) / 2;
-  if (rc->bitmap ? count > c.nnz : count != c.nnz) {
-    return std::to_string(count) + " value codes for " + std::to_string(c.nnz) + " nonzeros";
+  const std::byte* codes = at + 4 + 4 * size;
+  const uint64_t code_bytes = rest - 4 - 4 * size;
+  const bool packed = (c.flags & kChunkPackedPlanes) != 0;
+  uint64_t count = 0;
+  format::PackedColumn col;
+  if (packed) {
+    count = rc->bitmap ? format::bits_set(rc->bitmap, c.nnz) : c.nnz;
+    const std::string why = format::parse_packed_column(codes, code_bytes, 2, count, &col);
+    if (!why.empty()) return "value codes: " + why;
+    if (col.size != code_bytes) {
+      return std::to_string(code_bytes - col.size) + " bytes after the value codes";
+    }
+  } else {
+    if (code_bytes % 2) {
+      return "value table of " + std::to_string(size) + " entries does not fit the chunk";
+    }
+    count = code_bytes / 2;
+    if (rc->bitmap ? count > c.nnz : count != c.nnz) {
+      return std::to_string(count) + " value codes for " + std::to_string(c.nnz) + " nonzeros";
+    }
   }
   thread_local std::vector<float> table, values;
   table.resize(size);
   std::memcpy(table.data(), at + 4, 4 * size);
   values.resize(std::max<uint64_t>(count, 1));
-  if (!format::decode_dict(at + 4 + 4 * size, count, table.data(), size, values.data())) {
-    return "value code out of range (a table of " + std::to_string(size) + " entries)";
-  }
+  const bool ok = packed ? format::decode_dict_planes(unpacked_plane(col, 0, count, 4),
+                                                      unpacked_plane(col, 1, count, 5), count,
+                                                      table.data(), size, values.data())
+                         : format::decode_dict(codes, count, table.data(), size, values.data());
+  if (!ok) return "value code out of range (a table of " + std::to_string(size) + " entries)";
   const auto* v = reinterpret_cast<const std::byte*>(values.data());
   if (rc->bitmap) {
     rc->stored_values = v;
@@ -409,6 +452,50 @@ std::string look_up_values(const ChunkInfo& c, const std::byte* raw, RawChunk* r
     rc->values = v;
   }
   return {};
+}
+
+// Where the sections of a raw chunk are (docs/format.md), into rc: packed planes unpacked,
+// values looked up in a value table. Returns what does not fit, or nothing. (Without packed
+// planes the sizes were checked when the store was opened: raw_size_valid.)
+std::string locate_sections(const ChunkInfo& c, const std::byte* raw, RawChunk* rc) {
+  const uint64_t rows = c.row_count, nnz = c.nnz;
+  const std::byte* end = raw + c.raw_size;
+  rc->labels = raw;
+  rc->row_nnz = raw + 8 * rows;
+  const std::byte* at = raw + 12 * rows;  // within the chunk (raw_size_valid)
+  rc->shuffled = c.codec == Codec::kZstd && (c.flags & kChunkIndexShuffle);
+  if (c.flags & kChunkPackedPlanes) {  // only with shuffled (Store::open)
+    format::PackedColumn col;
+    const std::string why = format::parse_packed_column(at, end - at, 4, nnz, &col);
+    if (!why.empty()) return "index column: " + why;
+    for (unsigned b = 0; b < 4; ++b) rc->planes[b] = unpacked_plane(col, b, nnz, b);
+    at += col.size;
+  } else {
+    rc->idx = at;
+    rc->planes = format::planes4(at, nnz);
+    at += 4 * nnz;
+  }
+  const uint64_t rest = end - at;
+  const bool dict = (c.flags & kChunkValueDict) != 0;
+  if (c.flags & kChunkSparseValues) {
+    const uint64_t bitmap = (nnz + 7) / 8;
+    if (rest < bitmap) return "value bitmap past the chunk";
+    rc->bitmap = reinterpret_cast<const uint8_t*>(at);
+    rc->stored_values = at + bitmap;
+    rc->stored_count = (rest - bitmap) / 4;
+    if (!dict && ((rest - bitmap) % 4 != 0 || rc->stored_count > nnz)) {
+      return std::to_string(rest - bitmap) + " bytes of values stored for " + std::to_string(nnz) +
+             " nonzeros";
+    }
+  } else if (c.flags & kChunkValues) {
+    rc->values = at;
+    if (!dict && rest != 4 * nnz) {
+      return std::to_string(rest) + " bytes of values for " + std::to_string(nnz) + " nonzeros";
+    }
+  } else if (rest != 0) {
+    return std::to_string(rest) + " bytes after the index column";
+  }
+  return dict ? look_up_values(c, end, rc) : std::string();
 }
 
 }  // namespace
@@ -450,22 +537,8 @@ Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels 
 
   const uint32_t rows = c.row_count;
   RawChunk rc{};
-  rc.labels = raw;
-  rc.row_nnz = raw + 8 * uint64_t{rows};
-  rc.idx = raw + 12 * uint64_t{rows};
-  rc.shuffled = c.codec == Codec::kZstd && (c.flags & kChunkIndexShuffle);
-  const uint64_t prefix = format::raw_prefix_size(rows, c.nnz);
-  if (c.flags & kChunkSparseValues) {
-    rc.bitmap = reinterpret_cast<const uint8_t*>(raw + prefix);
-    rc.stored_values = raw + prefix + (uint64_t{c.nnz} + 7) / 8;
-    rc.stored_count = (raw + c.raw_size - rc.stored_values) / 4;
-  } else if (c.flags & kChunkValues) {
-    rc.values = raw + prefix;
-  }
-  if (c.flags & kChunkValueDict) {
-    const std::string why = look_up_values(c, raw, &rc);
-    if (!why.empty()) return corrupt(why);
-  }
+  const std::string why = locate_sections(c, raw, &rc);
+  if (!why.empty()) return corrupt(why);
   const DecodedLayout layout = decoded_layout(c);
   out->raw_.resize(layout.words);
   out->offsets_.resize(rows + 1);
@@ -502,7 +575,7 @@ class ValueTable {
   // From the `count` values stored: those of vals[0, nnz) other than 1 (sparse), or all.
   // Whether the table and codes are smaller than the values themselves (and the table fits
   // u16).
-  bool build(const float* vals, uint64_t nnz, bool sparse, uint64_t count) {
+  bool build(const float* vals, uint64_t nnz, bool sparse, uint64_t count, bool packed) {
     unsigned bits = 4;
     while ((uint64_t{1} << bits) < 2 * std::min<uint64_t>(count, format::kMaxDictSize)) ++bits;
     shift_ = 32 - bits;
@@ -527,20 +600,41 @@ class ValueTable {
       }
       codes_.push_back(static_cast<uint16_t>(slots_[h] - 1));
     }
+    packed_ = packed;
+    if (packed) {  // the codes' two byte planes, and the bits each needs
+      const uint64_t m = codes_.size();
+      planes_.resize(2 * m);
+      for (uint64_t i = 0; i < m; ++i) {
+        planes_[i] = static_cast<std::byte>(codes_[i] & 0xff);
+        planes_[m + i] = static_cast<std::byte>(codes_[i] >> 8);
+      }
+      format::plane_widths(planes_.data(), 2, m, widths_);
+    }
     return bytes() < 4 * count;
   }
   // Bytes of the section: the table's size, the table, the codes.
-  uint64_t bytes() const { return 4 + 4 * table_.size() + 2 * codes_.size(); }
+  uint64_t bytes() const {
+    return 4 + 4 * table_.size() +
+           (packed_ ? format::packed_column_size(widths_, 2, codes_.size()) : 2 * codes_.size());
+  }
   void write(std::byte* p) const {
     format::put<uint32_t>(p, static_cast<uint32_t>(table_.size()));
     std::memcpy(p + 4, table_.data(), 4 * table_.size());
-    std::memcpy(p + 4 + 4 * table_.size(), codes_.data(), 2 * codes_.size());
+    std::byte* codes = p + 4 + 4 * table_.size();
+    if (packed_) {
+      format::write_packed_column(planes_.data(), widths_, 2, codes_.size(), codes);
+    } else {
+      std::memcpy(codes, codes_.data(), 2 * codes_.size());
+    }
   }
 
  private:
   unsigned shift_ = 28;
   std::vector<uint32_t> slots_, keys_, table_;
   std::vector<uint16_t> codes_;
+  bool packed_ = false;
+  std::vector<std::byte> planes_;  // packed: the codes' low bytes, then their high bytes
+  unsigned widths_[2] = {8, 8};
 };
 
 ValueTable& value_table() {
@@ -562,17 +656,39 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
   const bool sparse = not_one > 0 && sparse_bytes < 4 * nnz;
   const bool delta = codec.codec == Codec::kZstd && codec.delta;
   const bool shuffle = codec.codec == Codec::kZstd && codec.index_shuffle;
+  const bool packed = shuffle && codec.packed_planes;
+  // The index column: delta-coded, byte-transposed and its planes packed as asked.
+  const uint32_t* idx = rows.indices.data() + rows.offsets[r0];
+  thread_local std::vector<uint32_t> deltas;
+  if (delta) {
+    deltas.resize(nnz);
+    for (size_t r = r0; r < r1; ++r) {
+      for (uint64_t q = rows.offsets[r]; q < rows.offsets[r + 1]; ++q) {
+        const uint64_t at = q - rows.offsets[r0];
+        deltas[at] = q == rows.offsets[r] ? rows.indices[q] : rows.indices[q] - rows.indices[q - 1];
+      }
+    }
+    idx = deltas.data();
+  }
+  thread_local std::vector<std::byte> planes;
+  unsigned widths[4];
+  if (shuffle) {
+    planes.resize(4 * nnz);
+    format::byte_shuffle4(reinterpret_cast<const std::byte*>(idx), planes.data(), nnz);
+    if (packed) format::plane_widths(planes.data(), 4, nnz, widths);
+  }
+  const uint64_t index_bytes = packed ? format::packed_column_size(widths, 4, nnz) : 4 * nnz;
   // The values stored (those other than 1, or all) as codes into a table, where smaller.
   ValueTable& table = value_table();
   const bool dict = codec.codec == Codec::kZstd && codec.value_dict && not_one > 0 &&
-                    table.build(vals, nnz, sparse, sparse ? not_one : nnz);
+                    table.build(vals, nnz, sparse, sparse ? not_one : nnz, packed);
   const uint8_t flags = (not_one ? kChunkValues : 0) | (sparse ? kChunkSparseValues : 0) |
                         (delta ? kChunkDelta : 0) | (shuffle ? kChunkIndexShuffle : 0) |
-                        (dict ? kChunkValueDict : 0);
-  const uint64_t raw_size =
-      dict     ? format::raw_prefix_size(n, nnz) + (sparse ? (nnz + 7) / 8 : 0) + table.bytes()
-      : sparse ? format::raw_prefix_size(n, nnz) + sparse_bytes
-               : format::raw_size_for(n, nnz, flags);
+                        (dict ? kChunkValueDict : 0) | (packed ? kChunkPackedPlanes : 0);
+  const uint64_t values_bytes = dict     ? (sparse ? (nnz + 7) / 8 : 0) + table.bytes()
+                                : sparse ? sparse_bytes
+                                         : (not_one ? 4 * nnz : 0);
+  const uint64_t raw_size = 12 * n + index_bytes + values_bytes;
   if (n == 0 || n > std::numeric_limits<uint32_t>::max() ||
       nnz > std::numeric_limits<uint32_t>::max() || raw_size > std::numeric_limits<uint32_t>::max()) {
     return Status::invalid_argument("chunk of " + std::to_string(n) + " rows and " +
@@ -588,24 +704,12 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
     format::put<uint32_t>(p, static_cast<uint32_t>(rows.offsets[r + 1] - rows.offsets[r]));
     p += 4;
   }
-  const uint32_t* idx = rows.indices.data() + rows.offsets[r0];
-  if (shuffle && !delta) {
-    format::byte_shuffle4(reinterpret_cast<const std::byte*>(idx), p, nnz);  // straight from the rows
-    p += 4 * nnz;
-  } else if (delta) {
-    for (size_t r = r0; r < r1; ++r) {
-      uint32_t prev = 0;
-      for (uint64_t q = rows.offsets[r]; q < rows.offsets[r + 1]; ++q) {
-        const uint32_t v = rows.indices[q];
-        format::put<uint32_t>(p, q == rows.offsets[r] ? v : v - prev);
-        prev = v;
-        p += 4;
-      }
-    }
-  } else {
-    std::memcpy(p, idx, 4 * nnz);
-    p += 4 * nnz;
+  if (packed) {
+    format::write_packed_column(planes.data(), widths, 4, nnz, p);
+  } else if (nnz > 0) {
+    std::memcpy(p, shuffle ? planes.data() : reinterpret_cast<const std::byte*>(idx), 4 * nnz);
   }
+  p += index_bytes;
   if (sparse && dict) {
     auto* bitmap = reinterpret_cast<uint8_t*>(p);
     std::memset(bitmap, 0, (nnz + 7) / 8);
@@ -634,12 +738,6 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
 
   if (codec.codec == Codec::kZstd) {
     thread_local ZstdCCtx cctx;
-    if (shuffle && delta) {  // the deltas were written plain: transpose them in place
-      thread_local std::vector<std::byte> plain;
-      std::byte* at = raw.data() + 12 * n;
-      plain.assign(at, at + 4 * nnz);
-      format::byte_shuffle4(plain.data(), at, nnz);
-    }
     out->bytes.resize(ZSTD_compressBound(raw_size));
     size_t m;
     if (codec.raw_literals) {

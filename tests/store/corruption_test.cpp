@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 
 #include "agld/convert.hpp"
@@ -502,7 +503,7 @@ std::vector<std::byte> raw_chunk(const std::vector<double>& labels, const std::v
   p += 8 * labels.size();
   std::memcpy(p, row_nnz.data(), 4 * row_nnz.size());
   p += 4 * row_nnz.size();
-  std::memcpy(p, idx.data(), 4 * idx.size());
+  if (!idx.empty()) std::memcpy(p, idx.data(), 4 * idx.size());
   p += 4 * idx.size();
   if (!val.empty()) std::memcpy(p, val.data(), 4 * val.size());
   return b;
@@ -637,6 +638,45 @@ std::vector<Crafted> crafted_chunks() {
     v.push_back({"dict_in_uncompressed_chunk",
                  none(std::move(raw), 2, 3, kChunkValues | kChunkValueDict), true});
   }
+  // Packed planes (zstd, with the index column byte-transposed): the rows {3, 9} and {0} as
+  // an index column of widths {4, 0, 0, 0} (indices 3, 9, 0 in two bytes), then the values
+  // section; codes in a column of their own after a table of {0.5, 2.5}.
+  auto packed = [&](std::vector<uint8_t> index, std::vector<uint8_t> values, uint8_t flags,
+                    Codec codec = Codec::kZstd) {
+    std::vector<std::byte> raw = raw_chunk({1, -1}, {2, 1}, {}, {});
+    for (uint8_t b : index) raw.push_back(std::byte{b});
+    for (uint8_t b : values) raw.push_back(std::byte{b});
+    const auto n = static_cast<uint32_t>(raw.size());
+    return chunk_of(codec == Codec::kZstd ? zstd_frame(raw) : raw, 2, 3, codec, flags, n);
+  };
+  const std::vector<uint8_t> index_good{4, 0, 0, 0, 0x93, 0x00};
+  const uint8_t kPacked = kChunkIndexShuffle | kChunkPackedPlanes;
+  const uint8_t kPackedDict = kPacked | kChunkValues | kChunkValueDict;
+  // u32 2, f32 0.5, f32 2.5
+  const std::vector<uint8_t> table{2, 0, 0, 0, 0, 0, 0, 0x3f, 0, 0, 0x20, 0x40};
+  auto with = [](std::vector<uint8_t> a, const std::vector<uint8_t>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  v.push_back({"packed_control", packed(index_good, {}, kPacked), false});
+  v.push_back({"packed_width_not_allowed", packed({3, 0, 0, 0, 0x93, 0x00}, {}, kPacked), false});
+  v.push_back({"packed_column_past_the_chunk", packed({8, 8, 8, 8, 0x93, 0x00}, {}, kPacked), false});
+  v.push_back({"packed_bytes_after_the_index", packed(with(index_good, {7, 7}), {}, kPacked), false});
+  v.push_back({"packed_index_out_of_range",  // plane 1 of {0, 2, 0}: 9 + 512 >= 300 features
+               packed({4, 4, 0, 0, 0x93, 0x00, 0x20, 0x00}, {}, kPacked), false});
+  // Codes {1, 0, 1} in one plane of 1 bit (0b101) and one of 0.
+  v.push_back({"packed_dict_dense_control", packed(index_good, with(table, {1, 0, 0x05}), kPackedDict), false});
+  // A bitmap naming values 0 and 2, their codes {1, 0}.
+  v.push_back({"packed_dict_sparse_control",
+               packed(index_good, with(with({0x05}, table), {1, 0, 0x01}), kPackedDict | kChunkSparseValues),
+               false});
+  v.push_back({"packed_bytes_after_the_codes",
+               packed(index_good, with(table, {1, 0, 0x05, 0}), kPackedDict), false});
+  v.push_back({"packed_codes_past_the_chunk", packed(index_good, with(table, {1, 8}), kPackedDict), false});
+  v.push_back({"packed_code_out_of_range",  // codes {1, 0, 2} in 2 bits
+               packed(index_good, with(table, {2, 0, 0x21}), kPackedDict), false});
+  v.push_back({"packed_in_uncompressed_chunk", packed(index_good, {}, kPacked, Codec::kNone), true});
+  v.push_back({"packed_without_index_shuffle", packed(index_good, {}, kChunkPackedPlanes), true});
   // The largest raw size the format allows (12 + 4 nnz = 0xFFFFFFFC with one row), with a
   // frame of 64 MiB of zeros (a few KB stored): a reader that trusts the index allocates
   // 4 GiB, or, computing raw_size + 7 in 32 bits, allocates nothing and lets zstd write
@@ -690,6 +730,18 @@ TEST(StoreCrafted, LyingChunksAreCorruptionNamingTheChunk) {
         EXPECT_EQ(std::vector<float>(chunk.values().begin(), chunk.values().end()),
                   (std::vector<float>{2.5f, 0.5f, 2.5f}));
       }
+      if (std::string(c.name) == "packed_control" || std::string(c.name) == "packed_dict_dense_control") {
+        EXPECT_EQ(std::vector<uint32_t>(chunk.indices().begin(), chunk.indices().end()),
+                  (std::vector<uint32_t>{3, 9, 0}));
+      }
+      if (std::string(c.name) == "packed_dict_dense_control") {
+        EXPECT_EQ(std::vector<float>(chunk.values().begin(), chunk.values().end()),
+                  (std::vector<float>{2.5f, 0.5f, 2.5f}));
+      }
+      if (std::string(c.name) == "packed_dict_sparse_control") {
+        EXPECT_EQ(std::vector<float>(chunk.values().begin(), chunk.values().end()),
+                  (std::vector<float>{2.5f, 1.0f, 0.5f}));
+      }
       if (std::string(c.name) == "dict_sparse_control") {
         EXPECT_EQ(std::vector<float>(chunk.values().begin(), chunk.values().end()),
                   (std::vector<float>{2.5f, 1.0f, 0.5f}));
@@ -708,6 +760,17 @@ TEST(StoreCrafted, LyingChunksAreCorruptionNamingTheChunk) {
     if (std::string(c.name) == "dict_table_past_the_chunk") {
       EXPECT_NE(st.message().find("value table of 9 entries does not fit"), std::string::npos)
           << st.message();
+    }
+    const std::map<std::string, std::string> says{
+        {"packed_width_not_allowed", "plane 0 of width 3"},
+        {"packed_column_past_the_chunk", "past the chunk"},
+        {"packed_bytes_after_the_index", "2 bytes after the index column"},
+        {"packed_index_out_of_range", "out of range"},
+        {"packed_bytes_after_the_codes", "1 bytes after the value codes"},
+        {"packed_codes_past_the_chunk", "value codes: packed column"},
+        {"packed_code_out_of_range", "value code out of range"}};
+    if (says.count(c.name)) {
+      EXPECT_NE(st.message().find(says.at(c.name)), std::string::npos) << st.message();
     }
     if (std::string(c.name) == "sparse_bitmap_names_fewer") {
       EXPECT_NE(st.message().find("names fewer values than are stored"), std::string::npos) << st.message();

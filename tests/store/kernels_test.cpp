@@ -2,7 +2,8 @@
 // AVX2 path and the plain loop, including bitmaps that name more or fewer values than are
 // stored, reading no byte past the stored values), un-transposing byte-shuffled indices,
 // counting where indices do not increase, finding non-finite values, looking values up in a
-// chunk's value table. Destinations both 32-byte aligned (streaming stores) and not.
+// chunk's value table (codes u16 or in byte planes), packing and unpacking byte planes.
+// Destinations both 32-byte aligned (streaming stores) and not.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,6 +110,141 @@ TEST(DecodeDict, MatchesTheDefinition) {
   }
 }
 
+TEST(DecodeDictPlanes, MatchesTheDefinition) {
+  // Codes as two byte planes (PACKED_PLANES): code i = lo[i] | hi[i] << 8; every n to 100,
+  // planes at odd addresses, tables of 1 to 700 entries (codes past 255), and a code past
+  // the table at each place in turn.
+  const uint32_t seed = 29;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (uint64_t size : {1, 5, 256, 700}) {
+    std::vector<float> table(size);
+    for (uint64_t t = 0; t < size; ++t) table[t] = 0.25f * static_cast<float>(t) + 1.5f;
+    for (uint64_t n = 0; n <= 100; ++n) {
+      for (int64_t bad_at = -1; bad_at < static_cast<int64_t>(n); ++bad_at) {
+        if (bad_at >= 0 && n > 20 && bad_at % 5 != 0) continue;
+        std::vector<uint16_t> c(n);
+        for (auto& x : c) x = static_cast<uint16_t>(rng() % size);
+        if (bad_at >= 0) c[bad_at] = static_cast<uint16_t>(size + rng() % 1000);
+        std::vector<std::byte> lo(1 + n), hi(1 + n);
+        for (uint64_t i = 0; i < n; ++i) {
+          lo[1 + i] = static_cast<std::byte>(c[i] & 0xff);
+          hi[1 + i] = static_cast<std::byte>(c[i] >> 8);
+        }
+        std::vector<float> fast(n, -1), plain(n, -1), expect(n);
+        for (uint64_t i = 0; i < n; ++i) expect[i] = table[std::min<uint64_t>(c[i], size - 1)];
+        const bool a = decode_dict_planes(lo.data() + 1, hi.data() + 1, n, table.data(), size, fast.data());
+        const bool b =
+            decode_dict_planes_portable(lo.data() + 1, hi.data() + 1, n, table.data(), size, plain.data());
+        ASSERT_EQ(a, bad_at < 0) << size << " " << n << " " << bad_at;
+        ASSERT_EQ(b, bad_at < 0) << size << " " << n << " " << bad_at;
+        ASSERT_EQ(fast, expect) << size << " " << n << " " << bad_at;
+        ASSERT_EQ(plain, expect) << size << " " << n << " " << bad_at;
+      }
+    }
+  }
+}
+
+TEST(BitsSet, MatchesTheDefinition) {
+  // Every n to 300 (whole words and the bits after them), at an odd address; bits past n
+  // set too, which must not count.
+  const uint32_t seed = 37;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (uint64_t n = 0; n <= 300; ++n) {
+    std::vector<uint8_t> bytes(1 + (n + 7) / 8 + 8);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    uint64_t expect = 0;
+    for (uint64_t p = 0; p < n; ++p) expect += (bytes[1 + p / 8] >> (p % 8)) & 1;
+    ASSERT_EQ(bits_set(bytes.data() + 1, n), expect) << n;
+    ASSERT_EQ(bits_set_portable(bytes.data() + 1, n), expect) << n;
+  }
+}
+
+TEST(PackedPlanes, WidthIsTheLeastThatHolds) {
+  EXPECT_EQ(plane_width(0), 0u);
+  EXPECT_EQ(plane_width(1), 1u);
+  EXPECT_EQ(plane_width(2), 2u);
+  EXPECT_EQ(plane_width(3), 2u);
+  EXPECT_EQ(plane_width(4), 4u);
+  EXPECT_EQ(plane_width(15), 4u);
+  EXPECT_EQ(plane_width(16), 8u);
+  EXPECT_EQ(plane_width(255), 8u);
+  for (unsigned w = 0; w < 16; ++w) EXPECT_EQ(plane_width_valid(w), w <= 2 || w == 4 || w == 8) << w;
+}
+
+TEST(PackedPlanes, UnpackInvertsPack) {
+  // Every width below 8, n to 300 (the 16-byte steps and their tails), at odd addresses:
+  // the packed bits as defined (element i at bits w (i mod 8/w) of byte i / (8/w)), and both
+  // unpackers giving the plane back.
+  const uint32_t seed = 31;
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  for (unsigned w : {1u, 2u, 4u}) {
+    for (uint64_t n = 0; n <= 300; ++n) {
+      std::vector<std::byte> plane(n);
+      for (auto& x : plane) x = static_cast<std::byte>(rng() % (1u << w));
+      std::vector<std::byte> packed(1 + packed_plane_size(n, w), std::byte{0xEE});
+      pack_plane(plane.data(), n, w, packed.data() + 1);
+      ASSERT_EQ(packed_plane_size(n, w), (n * w + 7) / 8);
+      const unsigned per = 8 / w;
+      for (uint64_t i = 0; i < n; ++i) {
+        const unsigned got = (static_cast<unsigned>(packed[1 + i / per]) >> (w * (i % per))) & ((1u << w) - 1);
+        ASSERT_EQ(got, static_cast<unsigned>(plane[i])) << w << " " << n << " " << i;
+      }
+      for (uint64_t j = n; j < per * packed_plane_size(n, w); ++j) {  // unused bits are 0
+        ASSERT_EQ((static_cast<unsigned>(packed[1 + j / per]) >> (w * (j % per))) & ((1u << w) - 1), 0u);
+      }
+      std::vector<std::byte> fast(1 + n, std::byte{0x77}), plain(1 + n, std::byte{0x77});
+      unpack_plane(packed.data() + 1, n, w, fast.data() + 1);
+      unpack_plane_portable(packed.data() + 1, n, w, plain.data() + 1);
+      ASSERT_EQ(std::vector<std::byte>(fast.begin() + 1, fast.end()), plane) << w << " " << n;
+      ASSERT_EQ(std::vector<std::byte>(plain.begin() + 1, plain.end()), plane) << w << " " << n;
+      ASSERT_EQ(fast[0], std::byte{0x77});
+    }
+  }
+}
+
+TEST(PackedPlanes, ColumnWrittenAndParsed) {
+  // Four planes of 37 elements needing 8, 0, 3 (so 4) and 1 bits: written, then parsed back
+  // to the same widths and planes; what does not fit is named.
+  const uint64_t n = 37;
+  std::vector<std::byte> planes(4 * n);
+  for (uint64_t i = 0; i < n; ++i) {
+    planes[i] = static_cast<std::byte>(200 + i % 50);
+    planes[2 * n + i] = static_cast<std::byte>(i % 6);
+    planes[3 * n + i] = static_cast<std::byte>(i % 2);
+  }
+  unsigned widths[4];
+  plane_widths(planes.data(), 4, n, widths);
+  EXPECT_EQ(std::vector<unsigned>(widths, widths + 4), (std::vector<unsigned>{8, 0, 4, 1}));
+  const uint64_t size = packed_column_size(widths, 4, n);
+  EXPECT_EQ(size, 4u + 37 + 0 + 19 + 5);
+  std::vector<std::byte> col(size + 3);
+  ASSERT_EQ(write_packed_column(planes.data(), widths, 4, n, col.data()), size);
+  PackedColumn pc;
+  ASSERT_EQ(parse_packed_column(col.data(), size, 4, n, &pc), "");
+  EXPECT_EQ(pc.size, size);
+  EXPECT_EQ(pc.plane[1], nullptr);
+  for (unsigned b : {0u, 2u, 3u}) {
+    EXPECT_EQ(pc.width[b], widths[b]);
+    std::vector<std::byte> back(n);
+    if (pc.width[b] == 8) {
+      std::memcpy(back.data(), pc.plane[b], n);
+    } else {
+      unpack_plane(pc.plane[b], n, pc.width[b], back.data());
+    }
+    EXPECT_EQ(back, std::vector<std::byte>(planes.begin() + b * n, planes.begin() + (b + 1) * n)) << b;
+  }
+  EXPECT_NE(parse_packed_column(col.data(), size - 1, 4, n, &pc).find("past the chunk"), std::string::npos);
+  EXPECT_NE(parse_packed_column(col.data(), 3, 4, n, &pc).find("no room for its widths"), std::string::npos);
+  for (uint8_t bad : {3, 5, 9, 255}) {
+    col[2] = std::byte{bad};
+    EXPECT_NE(parse_packed_column(col.data(), size + 3, 4, n, &pc).find("plane 2 of width"), std::string::npos)
+        << int{bad};
+  }
+}
+
 TEST(ByteShuffle4, UnshuffleInvertsShuffle) {
   const uint32_t seed = 11;
   std::printf("seed %u\n", seed);
@@ -123,7 +259,7 @@ TEST(ByteShuffle4, UnshuffleInvertsShuffle) {
         ASSERT_EQ(uint8_t(planes[b * n + i]), uint8_t(v[i] >> (8 * b))) << n;
       }
     }
-    byte_unshuffle4(planes.data(), back.data(), n);
+    byte_unshuffle4(planes4(planes.data(), n), back.data(), n);
     std::vector<uint32_t> got(n);
     if (n > 0) std::memcpy(got.data(), back.data(), 4 * n);
     ASSERT_EQ(got, v) << n;
@@ -176,8 +312,8 @@ TEST(UnshuffleCountFalls, MatchesUnshuffleThenCount) {
       for (size_t shift : {0, 1}) {
         Placed<uint32_t> fast(n, shift, 7);
         std::vector<uint32_t> plain(n, 7);
-        const Falls a = unshuffle4_count_falls(planes.data(), fast.at, n);
-        const Falls b = unshuffle4_count_falls_portable(planes.data(), plain.data(), n);
+        const Falls a = unshuffle4_count_falls(planes4(planes.data(), n), fast.at, n);
+        const Falls b = unshuffle4_count_falls_portable(planes4(planes.data(), n), plain.data(), n);
         ASSERT_EQ(fast.get(), v) << n << " " << kind << " " << shift;
         ASSERT_EQ(plain, v) << n << " " << kind;
         ASSERT_EQ(a, count_falls_portable(v.data(), n)) << n << " " << kind;

@@ -60,6 +60,7 @@ struct RoundTripCase {
   bool binary_labels;
   bool index_shuffle = true;
   bool raw_literals = false;
+  bool packed_planes = true;
 };
 
 class StoreRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
@@ -78,6 +79,7 @@ TEST_P(StoreRoundTrip, MatchesReference) {
     SparseRows ref = test::random_matrix(spec, rng);
     const std::string path = dir.file("s" + std::to_string(trial) + ".agld");
     ChunkCodec codec{p.codec, 3, p.delta, p.index_shuffle, p.raw_literals};
+    codec.packed_planes = p.packed_planes;
     ASSERT_TRUE(write_store(path, ref, p.chunk_rows, codec, spec.features).is_ok());
     std::unique_ptr<Store> s;
     Status st = Store::open(path, &s);
@@ -108,6 +110,8 @@ TEST_P(StoreRoundTrip, MatchesReference) {
       EXPECT_EQ(c.codec, p.codec);
       EXPECT_EQ((c.flags & kChunkIndexShuffle) != 0, p.codec == Codec::kZstd && p.index_shuffle);
       EXPECT_EQ((c.flags & kChunkDelta) != 0, p.codec == Codec::kZstd && p.delta);
+      EXPECT_EQ((c.flags & kChunkPackedPlanes) != 0,
+                p.codec == Codec::kZstd && p.index_shuffle && p.packed_planes);
     }
   }
 }
@@ -125,7 +129,9 @@ INSTANTIATE_TEST_SUITE_P(
                       RoundTripCase{100000, Codec::kNone, false, true, true},
                       RoundTripCase{250, Codec::kZstd, true, true, false},
                       RoundTripCase{64, Codec::kZstd, false, false, false, true, true},
-                      RoundTripCase{501, Codec::kZstd, true, false, true, false, true}));
+                      RoundTripCase{501, Codec::kZstd, true, false, true, false, true},
+                      RoundTripCase{64, Codec::kZstd, false, false, false, true, true, false},
+                      RoundTripCase{250, Codec::kZstd, true, true, true, true, false, false}));
 
 // Raw literals change the stored bytes (and only them): the literals of a chunk of random
 // indices are left unencoded, so the chunk is larger, and decodes to the same rows.
@@ -176,10 +182,11 @@ TEST(Store, ValueTableWhereSmaller) {
   // Values from a few distinct ones are stored as codes into a table (zstd, unless turned
   // off); distinct values, codec none or the option off store them as they are. Dense
   // (no value is 1) and sparse (every other value is 1) alike; the rows come back the same.
+  // The codes are packed planes like the indices, unless those are turned off.
   TempDir dir;
   for (bool few : {true, false}) {
     for (bool some_ones : {false, true}) {
-      for (int mode = 0; mode < 3; ++mode) {  // zstd; zstd, value_dict off; none
+      for (int mode = 0; mode < 4; ++mode) {  // zstd; value_dict off; none; packed_planes off
         SCOPED_TRACE(testing::Message() << few << " " << some_ones << " " << mode);
         SparseRows rows;
         for (uint32_t r = 0; r < 200; ++r) {
@@ -194,14 +201,21 @@ TEST(Store, ValueTableWhereSmaller) {
         ChunkCodec codec;
         if (mode == 1) codec.value_dict = false;
         if (mode == 2) codec.codec = Codec::kNone;
+        if (mode == 3) codec.packed_planes = false;
         EncodedChunk e;
         ASSERT_TRUE(encode_chunk(rows, 0, rows.rows(), codec, &e).is_ok());
-        const bool table = few && mode == 0;
+        const bool table = few && (mode == 0 || mode == 3);
+        const bool packed = mode == 0 || mode == 1;
         EXPECT_EQ((e.info.flags & kChunkValueDict) != 0, table);
+        EXPECT_EQ((e.info.flags & kChunkPackedPlanes) != 0, packed);
         EXPECT_EQ((e.info.flags & kChunkSparseValues) != 0, some_ones);
-        if (table) {  // the table (7 values) and 2-byte codes instead of 4-byte values
+        if (table) {  // the table (7 values) and the codes instead of 4-byte values
           const uint64_t count = some_ones ? 300 : 600;
-          EXPECT_EQ(e.info.raw_size, 12 * 200 + 4 * 600 + (some_ones ? 75 : 0) + 4 + 4 * 7 + 2 * count);
+          // Packed: indices below 800 in planes of 8 and 2 bits (two of 0), codes below 7 in
+          // one plane of 4 bits (and one of 0), each column after a byte a plane.
+          const uint64_t index = packed ? 4 + 600 + 150 : 4 * 600;
+          const uint64_t codes = packed ? 2 + count / 2 : 2 * count;
+          EXPECT_EQ(e.info.raw_size, 12 * 200 + index + (some_ones ? 75 : 0) + 4 + 4 * 7 + codes);
         }
         const std::string path = dir.file("t.agld");
         ASSERT_TRUE(write_store(path, rows, 1000, codec, 1000).is_ok());
