@@ -33,6 +33,9 @@ inline constexpr uint8_t kChunkValueDict = 16;
 // kChunkValueDict of the codes (then byte-transposed too), is stored in the fewest bits
 // (0, 1, 2, 4 or 8) that hold its largest byte, after a byte a plane giving that width.
 inline constexpr uint8_t kChunkPackedPlanes = 32;
+// (zstd only): the labels are u16 codes into a table of the chunk's distinct labels, the
+// codes and the row lengths packed columns (as kChunkPackedPlanes packs them).
+inline constexpr uint8_t kChunkPackedRows = 64;
 
 struct ChunkInfo {
   uint64_t offset = 0;
@@ -199,6 +202,8 @@ struct ChunkCodec {
   // Byte planes packed to the bits they need (with index_shuffle; zstd only): less for zstd
   // to decompress (docs/design.md).
   bool packed_planes = true;
+  // Labels as codes into a per-chunk table and row lengths packed, where smaller (zstd only).
+  bool packed_rows = true;
 };
 
 // A chunk encoded for writing: its stored bytes and index entry (offset, first_row unset).

@@ -142,7 +142,7 @@ size_t kept_buffers(const ReaderOptions& o) {
 }
 
 Reserve reserve_for(const Store& store, const ReaderOptions& o) {
-  uint64_t max_stored = 0, max_raw = 0, max_table = 0, max_planes = 0;
+  uint64_t max_stored = 0, max_raw = 0, max_table = 0, max_planes = 0, max_rows = 0;
   for (size_t k = 0; k < store.chunk_count(); ++k) {
     const ChunkInfo& c = store.chunk(k);
     max_stored = std::max<uint64_t>(max_stored, c.stored_size);
@@ -152,6 +152,9 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
     // Packed planes unpacked: up to four of the index column, one of zeros and two of value
     // codes, a byte each a nonzero.
     if (c.flags & kChunkPackedPlanes) max_planes = std::max<uint64_t>(max_planes, 7 * uint64_t{c.nnz});
+    // Packed rows: the label table (at most an entry a row), the labels looked up, the row
+    // lengths, and their planes unpacked: at most 26 bytes a row.
+    if (c.flags & kChunkPackedRows) max_rows = std::max<uint64_t>(max_rows, 26 * uint64_t{c.row_count});
   }
   const uint64_t max_decoded = max_decoded_bytes(store);
   const StoreMeta& m = store.meta();
@@ -160,11 +163,11 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   // A chunk per unconsumed or held slot (the header comment), one for what the allocator holds
   // between a chunk freed and the next of another size (measured: about one chunk), and the
   // buffers kept for reuse. Each decoding thread also holds a zstd context, the raw chunk it
-  // decompresses into, a chunk's value table and values, and its planes unpacked
-  // (Store::decode_chunk).
+  // decompresses into, a chunk's value table and values, its planes unpacked and its
+  // labels and row lengths (Store::decode_chunk).
   const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
   r.ring = ((o.prefetch + 2 + kHeldSlots) + 1 + kept_buffers(o)) * max_decoded +
-           threads * (max_raw + max_table + max_planes + (256 << 10));
+           threads * (max_raw + max_table + max_planes + max_rows + (256 << 10));
   // The stored bytes of the chunks read and not yet decoded (ReadableFile::read_uncached;
   // none of them in the page cache): at most one a chunk in flight (prefetch + 2, the
   // unconsumed slots') and one a read thread, or the producer's one buffer.

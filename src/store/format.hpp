@@ -22,7 +22,7 @@ inline constexpr size_t kFooterSize = 64;
 inline constexpr size_t kIndexEntrySize = 40;
 inline constexpr uint8_t kKnownFlags =
     kChunkValues | kChunkDelta | kChunkSparseValues | kChunkIndexShuffle | kChunkValueDict |
-    kChunkPackedPlanes;
+    kChunkPackedPlanes | kChunkPackedRows;
 inline constexpr uint64_t kMaxDictSize = 65536;  // table entries (u16 codes)
 
 template <typename T>
@@ -64,22 +64,30 @@ inline uint64_t raw_size_for(uint64_t rows, uint64_t nnz, uint8_t flags) {
 // for sparse values, room for the bitmap and a whole number of at most nnz values. With a
 // value table (its size is in the chunk): room for the size, one entry and, dense, the nnz
 // codes; whole entries and codes (the table's size and the codes are checked when the chunk
-// is decoded). With packed planes, whose sizes are in the chunk: bounds only, from the
-// smallest index column and value section (every plane 0 bits) to the largest (8 bits).
+// is decoded). With packed planes or rows, whose sizes are in the chunk: bounds only, from
+// the smallest sections (every plane 0 bits, tables of one entry) to the largest.
 inline bool raw_size_valid(uint64_t rows, uint64_t nnz, uint8_t flags, uint64_t raw_size) {
   const bool sparse = (flags & kChunkSparseValues) != 0;
   if ((flags & (kChunkSparseValues | kChunkValueDict)) && !(flags & kChunkValues)) return false;
-  if (flags & kChunkPackedPlanes) {
+  if (flags & (kChunkPackedPlanes | kChunkPackedRows)) {
     const uint64_t bitmap = sparse ? (nnz + 7) / 8 : 0;
     uint64_t least = 0, most = 0;
-    if (flags & kChunkValueDict) {
-      least = bitmap + 4 + 4 + 2;
-      most = bitmap + 4 + 4 * kMaxDictSize + 2 + 2 * nnz;
-    } else if (flags & kChunkValues) {
-      least = sparse ? bitmap : 4 * nnz;
-      most = bitmap + 4 * nnz;
+    if (flags & kChunkPackedRows) {  // label table and codes, row lengths
+      least = 4 + 8 + 2 + 4;
+      most = 4 + 8 * kMaxDictSize + 2 + 2 * rows + 4 + 4 * rows;
+    } else {
+      least = most = 12 * rows;
     }
-    return raw_size >= 12 * rows + 4 + least && raw_size <= raw_prefix_size(rows, nnz) + 4 + most;
+    least += (flags & kChunkPackedPlanes) ? 4 : 4 * nnz;
+    most += 4 + 4 * nnz;
+    if (flags & kChunkValueDict) {
+      least += bitmap + 4 + 4;
+      most += bitmap + 4 + 4 * kMaxDictSize + 2 + 2 * nnz;
+    } else if (flags & kChunkValues) {
+      least += sparse ? bitmap : 4 * nnz;
+      most += bitmap + 4 * nnz;
+    }
+    return raw_size >= least && raw_size <= most;
   }
   if (flags & kChunkValueDict) {
     const uint64_t fixed = raw_prefix_size(rows, nnz) + (sparse ? (nnz + 7) / 8 : 2 * nnz) + 8;

@@ -355,8 +355,17 @@ void unpack_plane(const std::byte* packed, uint64_t n, unsigned w, std::byte* ou
   const auto* p = reinterpret_cast<const uint8_t*>(packed);
   auto* o = reinterpret_cast<uint8_t*>(out);
   uint64_t i = 0;
+  if (w == 1) {
+    // A byte's 8 bits to 8 bytes: copied to each byte, bit k kept in byte k, then each byte
+    // made 0 or 1 (adding 0x7f carries into its top bit iff it is not 0, never past it).
+    for (; i + 8 <= n; i += 8) {
+      const uint64_t x = (p[i / 8] * 0x0101010101010101ull) & 0x8040201008040201ull;
+      const uint64_t bytes = ((x + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
+      std::memcpy(o + i, &bytes, 8);
+    }
+  }
 #if defined(__SSE2__)
-  i = unpack_sse2(p, n, w, o);
+  if (w != 1) i = unpack_sse2(p, n, w, o);
 #endif
   unpack_from(p, i, n, w, o);
 }

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "store/crc32c.hpp"
 #include "store/kernels.hpp"
@@ -159,6 +160,8 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
     } else if ((c.flags & kChunkPackedPlanes) &&
                (c.codec == Codec::kNone || !(c.flags & kChunkIndexShuffle))) {
       why = "packed planes without a compressed, byte-transposed index column";
+    } else if (c.codec == Codec::kNone && (c.flags & kChunkPackedRows)) {
+      why = "packed rows in an uncompressed chunk";
     }
     if (!why.empty()) {
       return fail(Status::corruption("chunk index entry " + std::to_string(k) + ": " + why));
@@ -385,7 +388,8 @@ DecodedLayout decoded_layout(const ChunkInfo& c) {
 }
 
 // Plane b of a packed column of n elements as n bytes: where it is stored (8 bits), else
-// unpacked into this thread's buffer `slot` (0 bits: a plane of zeros).
+// unpacked into this thread's buffer `slot` (0 bits: a plane of zeros), which holds it
+// until the slot is used again.
 const std::byte* unpacked_plane(const format::PackedColumn& col, unsigned b, uint64_t n,
                                 size_t slot) {
   thread_local std::vector<std::byte> zeros;
@@ -400,6 +404,50 @@ const std::byte* unpacked_plane(const format::PackedColumn& col, unsigned b, uin
   buf.resize(n);
   format::unpack_plane(col.plane[b], n, w, buf.data());
   return buf.data();
+}
+
+// The rows section of a PACKED_ROWS chunk at `at`: the label table's size, the table, the
+// labels' codes and the row lengths (packed columns). Looks the labels up and un-transposes
+// the lengths into this thread's buffers, which rc then points at, as if they had been
+// stored; moves `at` past the section. Returns what is wrong with it, or nothing.
+std::string unpack_rows(const ChunkInfo& c, const std::byte* end, const std::byte** at,
+                        RawChunk* rc) {
+  const uint64_t rows = c.row_count;
+  const std::byte* p = *at;
+  const uint64_t rest = end - p;
+  const uint64_t size = rest >= 4 ? load_u32(p) : 0;
+  if (size == 0 || size > rows || 4 + 8 * size > rest) {
+    return "label table of " + std::to_string(size) + " entries does not fit the chunk";
+  }
+  format::PackedColumn codes, lengths;
+  const std::byte* codes_at = p + 4 + 8 * size;
+  std::string why = format::parse_packed_column(codes_at, end - codes_at, 2, rows, &codes);
+  if (!why.empty()) return "label codes: " + why;
+  const std::byte* lengths_at = codes_at + codes.size;
+  why = format::parse_packed_column(lengths_at, end - lengths_at, 4, rows, &lengths);
+  if (!why.empty()) return "row lengths: " + why;
+  thread_local std::vector<double> table, labels;
+  thread_local std::vector<uint32_t> row_nnz;
+  table.resize(size);
+  std::memcpy(table.data(), p + 4, 8 * size);
+  labels.resize(rows);
+  const auto* lo = reinterpret_cast<const uint8_t*>(unpacked_plane(codes, 0, rows, 4));
+  const auto* hi = reinterpret_cast<const uint8_t*>(unpacked_plane(codes, 1, rows, 5));
+  bool bad = false;
+  for (uint64_t r = 0; r < rows; ++r) {
+    const uint32_t code = lo[r] | uint32_t{hi[r]} << 8;
+    bad |= code >= size;
+    labels[r] = table[std::min<uint64_t>(code, size - 1)];
+  }
+  if (bad) return "label code out of range (a table of " + std::to_string(size) + " entries)";
+  format::Planes4 planes;
+  for (unsigned b = 0; b < 4; ++b) planes[b] = unpacked_plane(lengths, b, rows, b);
+  row_nnz.resize(rows);
+  format::byte_unshuffle4(planes, reinterpret_cast<std::byte*>(row_nnz.data()), rows);
+  rc->labels = reinterpret_cast<const std::byte*>(labels.data());
+  rc->row_nnz = reinterpret_cast<const std::byte*>(row_nnz.data());
+  *at = lengths_at + lengths.size;
+  return {};
 }
 
 // A value table's section (VALUE_DICT), where rc points at the values stored and which ends
@@ -460,9 +508,15 @@ std::string look_up_values(const ChunkInfo& c, const std::byte* end, RawChunk* r
 std::string locate_sections(const ChunkInfo& c, const std::byte* raw, RawChunk* rc) {
   const uint64_t rows = c.row_count, nnz = c.nnz;
   const std::byte* end = raw + c.raw_size;
-  rc->labels = raw;
-  rc->row_nnz = raw + 8 * rows;
-  const std::byte* at = raw + 12 * rows;  // within the chunk (raw_size_valid)
+  const std::byte* at = raw;
+  if (c.flags & kChunkPackedRows) {
+    const std::string why = unpack_rows(c, end, &at, rc);
+    if (!why.empty()) return why;
+  } else {
+    rc->labels = raw;
+    rc->row_nnz = raw + 8 * rows;
+    at = raw + 12 * rows;  // within the chunk (raw_size_valid)
+  }
   rc->shuffled = c.codec == Codec::kZstd && (c.flags & kChunkIndexShuffle);
   if (c.flags & kChunkPackedPlanes) {  // only with shuffled (Store::open)
     format::PackedColumn col;
@@ -471,6 +525,7 @@ std::string locate_sections(const ChunkInfo& c, const std::byte* raw, RawChunk* 
     for (unsigned b = 0; b < 4; ++b) rc->planes[b] = unpacked_plane(col, b, nnz, b);
     at += col.size;
   } else {
+    if (static_cast<uint64_t>(end - at) < 4 * nnz) return "index column past the chunk";
     rc->idx = at;
     rc->planes = format::planes4(at, nnz);
     at += 4 * nnz;
@@ -567,29 +622,32 @@ Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels 
 
 namespace {
 
-// A chunk's value table (docs/format.md, VALUE_DICT): its distinct stored values, first
-// seen first, and a u16 code for each value stored, found through an open-addressing hash
-// of the values' bits (sized to the chunk, cleared per chunk).
+// A chunk's table of distinct values (docs/format.md: VALUE_DICT for the values, of f32;
+// PACKED_ROWS for the labels, of f64): the values first seen first, and a u16 code for each,
+// found through an open-addressing hash of the values' bits (sized to the chunk, cleared per
+// chunk).
+template <typename T>
 class ValueTable {
+  using Key = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+
  public:
-  // From the `count` values stored: those of vals[0, nnz) other than 1 (sparse), or all.
-  // Whether the table and codes are smaller than the values themselves (and the table fits
-  // u16).
-  bool build(const float* vals, uint64_t nnz, bool sparse, uint64_t count, bool packed) {
+  // From the `count` values coded: those of vals[0, n) other than 1 (skip_ones), or all.
+  // Whether the table and codes (packed planes, or u16 each) are smaller than the values
+  // themselves (and the table fits u16).
+  bool build(const T* vals, uint64_t n, bool skip_ones, uint64_t count, bool packed) {
     unsigned bits = 4;
     while ((uint64_t{1} << bits) < 2 * std::min<uint64_t>(count, format::kMaxDictSize)) ++bits;
-    shift_ = 32 - bits;
     slots_.assign(size_t{1} << bits, 0);
     keys_.resize(size_t{1} << bits);
     table_.clear();
     codes_.clear();
     codes_.reserve(count);
     const uint64_t mask = (uint64_t{1} << bits) - 1;
-    for (uint64_t k = 0; k < nnz; ++k) {
-      if (sparse && vals[k] == 1.0f) continue;
-      uint32_t key;
-      std::memcpy(&key, vals + k, 4);
-      uint64_t h = (key * 0x9E3779B1u) >> shift_;
+    for (uint64_t k = 0; k < n; ++k) {
+      if (skip_ones && vals[k] == T{1}) continue;
+      Key key;
+      std::memcpy(&key, vals + k, sizeof(T));
+      uint64_t h = (uint64_t{key} * 0x9E3779B97F4A7C15ull) >> (64 - bits);
       for (; slots_[h] != 0 && keys_[h] != key; h = (h + 1) & mask) {
       }
       if (slots_[h] == 0) {
@@ -610,17 +668,17 @@ class ValueTable {
       }
       format::plane_widths(planes_.data(), 2, m, widths_);
     }
-    return bytes() < 4 * count;
+    return bytes() < sizeof(T) * count;
   }
   // Bytes of the section: the table's size, the table, the codes.
   uint64_t bytes() const {
-    return 4 + 4 * table_.size() +
+    return 4 + sizeof(T) * table_.size() +
            (packed_ ? format::packed_column_size(widths_, 2, codes_.size()) : 2 * codes_.size());
   }
   void write(std::byte* p) const {
     format::put<uint32_t>(p, static_cast<uint32_t>(table_.size()));
-    std::memcpy(p + 4, table_.data(), 4 * table_.size());
-    std::byte* codes = p + 4 + 4 * table_.size();
+    std::memcpy(p + 4, table_.data(), sizeof(T) * table_.size());
+    std::byte* codes = p + 4 + sizeof(T) * table_.size();
     if (packed_) {
       format::write_packed_column(planes_.data(), widths_, 2, codes_.size(), codes);
     } else {
@@ -629,16 +687,17 @@ class ValueTable {
   }
 
  private:
-  unsigned shift_ = 28;
-  std::vector<uint32_t> slots_, keys_, table_;
+  std::vector<uint32_t> slots_;
+  std::vector<Key> keys_, table_;
   std::vector<uint16_t> codes_;
   bool packed_ = false;
   std::vector<std::byte> planes_;  // packed: the codes' low bytes, then their high bytes
   unsigned widths_[2] = {8, 8};
 };
 
-ValueTable& value_table() {
-  thread_local ValueTable t;
+template <typename T>
+ValueTable<T>& value_table() {
+  thread_local ValueTable<T> t;
   return t;
 }
 
@@ -678,17 +737,36 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
     if (packed) format::plane_widths(planes.data(), 4, nnz, widths);
   }
   const uint64_t index_bytes = packed ? format::packed_column_size(widths, 4, nnz) : 4 * nnz;
+  // The labels as codes into a table, and the row lengths packed, where smaller.
+  ValueTable<double>& labels = value_table<double>();
+  const bool packed_rows = codec.codec == Codec::kZstd && codec.packed_rows &&
+                           labels.build(rows.labels.data() + r0, n, false, n, true);
+  thread_local std::vector<uint32_t> lengths;
+  thread_local std::vector<std::byte> length_planes;
+  unsigned length_widths[4];
+  if (packed_rows) {
+    lengths.resize(n);
+    for (size_t r = r0; r < r1; ++r) {
+      lengths[r - r0] = static_cast<uint32_t>(rows.offsets[r + 1] - rows.offsets[r]);
+    }
+    length_planes.resize(4 * n);
+    format::byte_shuffle4(reinterpret_cast<const std::byte*>(lengths.data()), length_planes.data(), n);
+    format::plane_widths(length_planes.data(), 4, n, length_widths);
+  }
+  const uint64_t rows_bytes =
+      packed_rows ? labels.bytes() + format::packed_column_size(length_widths, 4, n) : 12 * n;
   // The values stored (those other than 1, or all) as codes into a table, where smaller.
-  ValueTable& table = value_table();
+  ValueTable<float>& table = value_table<float>();
   const bool dict = codec.codec == Codec::kZstd && codec.value_dict && not_one > 0 &&
                     table.build(vals, nnz, sparse, sparse ? not_one : nnz, packed);
   const uint8_t flags = (not_one ? kChunkValues : 0) | (sparse ? kChunkSparseValues : 0) |
                         (delta ? kChunkDelta : 0) | (shuffle ? kChunkIndexShuffle : 0) |
-                        (dict ? kChunkValueDict : 0) | (packed ? kChunkPackedPlanes : 0);
+                        (dict ? kChunkValueDict : 0) | (packed ? kChunkPackedPlanes : 0) |
+                        (packed_rows ? kChunkPackedRows : 0);
   const uint64_t values_bytes = dict     ? (sparse ? (nnz + 7) / 8 : 0) + table.bytes()
                                 : sparse ? sparse_bytes
                                          : (not_one ? 4 * nnz : 0);
-  const uint64_t raw_size = 12 * n + index_bytes + values_bytes;
+  const uint64_t raw_size = rows_bytes + index_bytes + values_bytes;
   if (n == 0 || n > std::numeric_limits<uint32_t>::max() ||
       nnz > std::numeric_limits<uint32_t>::max() || raw_size > std::numeric_limits<uint32_t>::max()) {
     return Status::invalid_argument("chunk of " + std::to_string(n) + " rows and " +
@@ -698,11 +776,17 @@ Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCod
   std::vector<std::byte>& raw = codec.codec == Codec::kNone ? out->bytes : scratch;
   raw.resize(raw_size + 4);  // 4 spare bytes for the branch-free sparse value writer
   std::byte* p = raw.data();
-  std::memcpy(p, rows.labels.data() + r0, 8 * n);
-  p += 8 * n;
-  for (size_t r = r0; r < r1; ++r) {
-    format::put<uint32_t>(p, static_cast<uint32_t>(rows.offsets[r + 1] - rows.offsets[r]));
-    p += 4;
+  if (packed_rows) {
+    labels.write(p);
+    p += labels.bytes();
+    p += format::write_packed_column(length_planes.data(), length_widths, 4, n, p);
+  } else {
+    std::memcpy(p, rows.labels.data() + r0, 8 * n);
+    p += 8 * n;
+    for (size_t r = r0; r < r1; ++r) {
+      format::put<uint32_t>(p, static_cast<uint32_t>(rows.offsets[r + 1] - rows.offsets[r]));
+      p += 4;
+    }
   }
   if (packed) {
     format::write_packed_column(planes.data(), widths, 4, nnz, p);

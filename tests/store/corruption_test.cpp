@@ -677,6 +677,35 @@ std::vector<Crafted> crafted_chunks() {
                packed(index_good, with(table, {2, 0, 0x21}), kPackedDict), false});
   v.push_back({"packed_in_uncompressed_chunk", packed(index_good, {}, kPacked, Codec::kNone), true});
   v.push_back({"packed_without_index_shuffle", packed(index_good, {}, kChunkPackedPlanes), true});
+  // Packed rows (zstd): a table of the labels {1, -1}, their codes {0, 1} in planes of 1 and
+  // 0 bits, the row lengths {2, 1} in planes of 2, 0, 0 and 0 bits; then the packed index
+  // column above.
+  auto packed_rows = [&](std::vector<double> labels, std::vector<uint8_t> codes,
+                         std::vector<uint8_t> lengths, Codec codec = Codec::kZstd) {
+    std::vector<std::byte> raw(4 + 8 * labels.size());
+    const auto size = static_cast<uint32_t>(labels.size());
+    std::memcpy(raw.data(), &size, 4);
+    if (!labels.empty()) std::memcpy(raw.data() + 4, labels.data(), 8 * labels.size());
+    for (uint8_t b : codes) raw.push_back(std::byte{b});
+    for (uint8_t b : lengths) raw.push_back(std::byte{b});
+    for (uint8_t b : index_good) raw.push_back(std::byte{b});
+    const auto n = static_cast<uint32_t>(raw.size());
+    return chunk_of(codec == Codec::kZstd ? zstd_frame(raw) : raw, 2, 3, codec,
+                    kPacked | kChunkPackedRows, n);
+  };
+  v.push_back({"packed_rows_control", packed_rows({1, -1}, {1, 0, 0x02}, {2, 0, 0, 0, 0x06}), false});
+  v.push_back({"packed_rows_label_code_out_of_range",  // codes {0, 2} in 2 bits
+               packed_rows({1, -1}, {2, 0, 0x08}, {2, 0, 0, 0, 0x06}), false});
+  v.push_back({"packed_rows_table_past_the_rows",
+               packed_rows({1, -1, 3}, {1, 0, 0x02}, {2, 0, 0, 0, 0x06}), false});
+  v.push_back({"packed_rows_lengths_past_the_chunk",
+               packed_rows({1, -1}, {1, 0, 0x02}, {8, 8, 8, 8, 0x06}), false});
+  v.push_back({"packed_rows_lengths_exceed_nnz",  // {2, 2}
+               packed_rows({1, -1}, {1, 0, 0x02}, {2, 0, 0, 0, 0x0A}), false});
+  v.push_back({"packed_rows_nan_label",
+               packed_rows({1, std::nan("")}, {1, 0, 0x02}, {2, 0, 0, 0, 0x06}), false});
+  v.push_back({"packed_rows_in_uncompressed_chunk",
+               packed_rows({1, -1}, {1, 0, 0x02}, {2, 0, 0, 0, 0x06}, Codec::kNone), true});
   // The largest raw size the format allows (12 + 4 nnz = 0xFFFFFFFC with one row), with a
   // frame of 64 MiB of zeros (a few KB stored): a reader that trusts the index allocates
   // 4 GiB, or, computing raw_size + 7 in 32 bits, allocates nothing and lets zstd write
@@ -734,6 +763,14 @@ TEST(StoreCrafted, LyingChunksAreCorruptionNamingTheChunk) {
         EXPECT_EQ(std::vector<uint32_t>(chunk.indices().begin(), chunk.indices().end()),
                   (std::vector<uint32_t>{3, 9, 0}));
       }
+      if (std::string(c.name) == "packed_rows_control") {
+        EXPECT_EQ(std::vector<uint32_t>(chunk.indices().begin(), chunk.indices().end()),
+                  (std::vector<uint32_t>{3, 9, 0}));
+        ASSERT_EQ(chunk.row_count(), 2u);
+        EXPECT_EQ(chunk.row_indices(0).size(), 2u);
+        EXPECT_EQ(chunk.labels()[0], 1.0);
+        EXPECT_EQ(chunk.labels()[1], -1.0);
+      }
       if (std::string(c.name) == "packed_dict_dense_control") {
         EXPECT_EQ(std::vector<float>(chunk.values().begin(), chunk.values().end()),
                   (std::vector<float>{2.5f, 0.5f, 2.5f}));
@@ -768,7 +805,12 @@ TEST(StoreCrafted, LyingChunksAreCorruptionNamingTheChunk) {
         {"packed_index_out_of_range", "out of range"},
         {"packed_bytes_after_the_codes", "1 bytes after the value codes"},
         {"packed_codes_past_the_chunk", "value codes: packed column"},
-        {"packed_code_out_of_range", "value code out of range"}};
+        {"packed_code_out_of_range", "value code out of range"},
+        {"packed_rows_label_code_out_of_range", "label code out of range"},
+        {"packed_rows_table_past_the_rows", "label table of 3 entries"},
+        {"packed_rows_lengths_past_the_chunk", "row lengths: packed column"},
+        {"packed_rows_lengths_exceed_nnz", "row lengths exceed"},
+        {"packed_rows_nan_label", "non-finite label"}};
     if (says.count(c.name)) {
       EXPECT_NE(st.message().find(says.at(c.name)), std::string::npos) << st.message();
     }

@@ -199,6 +199,7 @@ TEST(Store, ValueTableWhereSmaller) {
           rows.add_row(r % 2 ? 1 : -1, idx, val);
         }
         ChunkCodec codec;
+        codec.packed_rows = false;  // the rows section as stored plain: 12 bytes a row
         if (mode == 1) codec.value_dict = false;
         if (mode == 2) codec.codec = Codec::kNone;
         if (mode == 3) codec.packed_planes = false;
@@ -224,6 +225,40 @@ TEST(Store, ValueTableWhereSmaller) {
         EXPECT_EQ((s->chunk(0).flags & kChunkValueDict) != 0, table);
         EXPECT_EQ(read_all(*s), rows);
       }
+    }
+  }
+}
+
+TEST(Store, PackedRowsWhereSmaller) {
+  // Labels of few distinct values become codes into a table, and the row lengths a packed
+  // column (zstd, unless turned off); labels all distinct, codec none or the option off
+  // store both as they are. The rows come back the same.
+  TempDir dir;
+  for (bool few : {true, false}) {
+    for (int mode = 0; mode < 3; ++mode) {  // zstd; packed_rows off; none
+      SCOPED_TRACE(testing::Message() << few << " " << mode);
+      SparseRows rows;
+      for (uint32_t r = 0; r < 200; ++r) {
+        const double label = few ? (r % 3 ? 1.0 : -1.0) : 0.5 * r - 7.25;
+        rows.add_row(label, std::vector<uint32_t>{r, r + 300, r + 600}, std::vector<float>{1, 1, 1});
+      }
+      ChunkCodec codec;
+      if (mode == 1) codec.packed_rows = false;
+      if (mode == 2) codec.codec = Codec::kNone;
+      EncodedChunk e;
+      ASSERT_TRUE(encode_chunk(rows, 0, rows.rows(), codec, &e).is_ok());
+      const bool packed = few && mode == 0;
+      EXPECT_EQ((e.info.flags & kChunkPackedRows) != 0, packed);
+      const uint64_t index = mode == 2 ? 4 * 600 : 4 + 600 + 150;  // as in ValueTableWhereSmaller
+      // Packed: a table of 2 labels, their codes in a plane of 1 bit (and one of 0); the
+      // lengths (all 3) in a plane of 2 bits (and three of 0).
+      const uint64_t rows_section = packed ? 4 + 2 * 8 + 2 + 25 + 4 + 50 : 12 * 200;
+      EXPECT_EQ(e.info.raw_size, rows_section + index);
+      const std::string path = dir.file("r.agld");
+      ASSERT_TRUE(write_store(path, rows, 1000, codec, 1000).is_ok());
+      std::unique_ptr<Store> s;
+      ASSERT_TRUE(Store::open(path, &s).is_ok());
+      EXPECT_EQ(read_all(*s), rows);
     }
   }
 }
