@@ -65,11 +65,12 @@ int run_info(const InfoArgs& a) {
   Status st = Store::open(a.store, &store);
   if (!st.is_ok()) return fail(st);
   const StoreMeta& m = store->meta();
-  uint64_t raw = 0, stored = 0, tables = 0;
+  uint64_t raw = 0, stored = 0, tables = 0, decoded = 0;
   for (size_t k = 0; k < store->chunk_count(); ++k) {
     raw += store->chunk(k).raw_size;
     stored += store->chunk(k).stored_size;
     tables += (store->chunk(k).flags & kChunkValueDict) != 0;
+    decoded += decoded_bytes(store->chunk(k));
   }
   double verify_seconds = 0;
   if (a.verify) {
@@ -114,6 +115,7 @@ int run_info(const InfoArgs& a) {
     j["level"] = m.options.level;
     j["raw_bytes"] = raw;
     j["stored_bytes"] = stored;
+    j["decoded_bytes"] = decoded;  // the whole store decoded in memory (the reader's cache)
     j["file_bytes"] = store->file_size();
     j["compression_ratio"] = ratio;
     j["skipped_lines"] = m.skipped_lines;
@@ -172,9 +174,10 @@ int run_info(const InfoArgs& a) {
                                  : "",
                              tables ? fmt::format(", value tables in {}", tables) : "",
                              m.options.chunk_rows, human_bytes(static_cast<double>(m.options.chunk_bytes))));
-  line("bytes", fmt::format("raw {}, stored {} (compression ratio {:.2f}), file {}", human_bytes(static_cast<double>(raw)),
-                            human_bytes(static_cast<double>(stored)), ratio,
-                            human_bytes(static_cast<double>(store->file_size()))));
+  line("bytes", fmt::format("raw {}, stored {} (compression ratio {:.2f}), file {}; decoded {}",
+                            human_bytes(static_cast<double>(raw)), human_bytes(static_cast<double>(stored)),
+                            ratio, human_bytes(static_cast<double>(store->file_size())),
+                            human_bytes(static_cast<double>(decoded))));
   for (const SourceInfo& s : m.sources) {
     auto is_stale = stale(s);
     line("source", fmt::format("{}{}{}", s.name, s.size ? fmt::format(" ({} bytes)", *s.size) : "",

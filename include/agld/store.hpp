@@ -95,6 +95,10 @@ struct StoreMeta {
 // labels, the indices and, unless every value is 1, the values, each array starting on a
 // 32-byte boundary.
 uint64_t decoded_words(const ChunkInfo& c);
+// Bytes of memory a decoded chunk holds for chunk c: decoded_words and the row offsets.
+inline uint64_t decoded_bytes(const ChunkInfo& c) {
+  return 8 * decoded_words(c) + 4 * (uint64_t{c.row_count} + 1);
+}
 
 // One decoded chunk: CSR rows with global row numbers first_row() ... Reused across reads.
 class DecodedChunk {

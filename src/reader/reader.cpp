@@ -83,11 +83,6 @@ size_t look_ahead_rows(const Store& store) {
   return 2 * rows;
 }
 
-// Bytes Store::decode_chunk allocates for chunk c (into a fresh DecodedChunk).
-uint64_t decoded_bytes(const ChunkInfo& c) {
-  return 8 * decoded_words(c) + 4 * (uint64_t{c.row_count} + 1);
-}
-
 // The most decoded words and the most rows of a chunk of the store: out of core, every
 // buffer is made to hold both (ChunkMemory).
 struct ChunkShape {

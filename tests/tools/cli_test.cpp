@@ -171,7 +171,7 @@ TEST(Cli, RawLiteralsStoreReadsTheSame) {
 
 // Criteo-shaped values (log-counts: few distinct) are stored as codes into value tables with
 // zstd, which info counts; never with codec none; the rows are the same.
-TEST(Cli, InfoCountsValueTables) {
+TEST(Cli, InfoCountsValueTablesAndDecodedBytes) {
   TempDir dir;
   const std::string text = dir.file("c.svm"), z = dir.file("z.agld"), n = dir.file("n.agld");
   ASSERT_EQ(run_agld("gen --shape criteo --rows 3000 --seed 3 -o " + shell_arg(text) + " --quiet").exit_code, 0);
@@ -185,6 +185,14 @@ TEST(Cli, InfoCountsValueTables) {
   EXPECT_NE(run_agld("info " + shell_arg(z)).out.find("value tables in"), std::string::npos);
   EXPECT_EQ(run_agld("info " + shell_arg(n)).out.find("value tables"), std::string::npos);
   EXPECT_EQ(run_agld("dump " + shell_arg(z)).out, run_agld("dump " + shell_arg(n)).out);
+  // Decoded, both take the same memory: per row a label and an offset, per nonzero an index
+  // and a value (criteo's are not all 1), and up to 100 bytes a chunk of alignment.
+  const uint64_t rows = jz["rows"].get<uint64_t>(), nnz = jz["nnz"].get<uint64_t>();
+  const uint64_t decoded = jz["decoded_bytes"].get<uint64_t>();
+  EXPECT_EQ(jn["decoded_bytes"].get<uint64_t>(), decoded);
+  EXPECT_GE(decoded, 12 * rows + 8 * nnz);
+  EXPECT_LE(decoded, 12 * rows + 8 * nnz + 100 * jz["chunks"].get<uint64_t>());
+  EXPECT_LT(jz["raw_bytes"].get<uint64_t>(), decoded);  // packed planes and rows
 }
 
 TEST(Cli, SkipBadLinesReportsThem) {
