@@ -208,6 +208,8 @@ struct RawChunk {
   const uint8_t* bitmap;           // sparse values: a bit per nonzero, set where stored
   const std::byte* stored_values;  // sparse values: the values not equal to 1
   uint64_t stored_count;
+  // Looked up in a table whose entries were checked finite (VALUE_DICT, PACKED_ROWS).
+  bool labels_finite, values_finite;
 };
 
 // Where a chunk is decoded to: DecodedChunk's arrays.
@@ -294,12 +296,12 @@ bool finish_fast(const ChunkInfo& c, uint64_t d, const RawChunk& raw, const Deco
   }
 
   std::memcpy(out.labels, raw.labels, 8 * uint64_t{rows});
-  bool nonfinite = format::any_nonfinite_doubles(raw.labels, rows);
+  bool nonfinite = !raw.labels_finite && format::any_nonfinite_doubles(raw.labels, rows);
   if (raw.values) {
     std::memcpy(out.values, raw.values, 4 * uint64_t{c.nnz});
-    nonfinite |= format::any_nonfinite_floats(raw.values, c.nnz);
+    nonfinite |= !raw.values_finite && format::any_nonfinite_floats(raw.values, c.nnz);
   } else if (raw.bitmap) {
-    nonfinite |= format::any_nonfinite_floats(raw.stored_values, raw.stored_count);
+    nonfinite |= !raw.values_finite && format::any_nonfinite_floats(raw.stored_values, raw.stored_count);
     const uint64_t named =
         format::expand_values(raw.bitmap, raw.stored_values, raw.stored_count, c.nnz, out.values);
     if (named != raw.stored_count) return false;
@@ -430,6 +432,8 @@ std::string unpack_rows(const ChunkInfo& c, const std::byte* end, const std::byt
   thread_local std::vector<uint32_t> row_nnz;
   table.resize(size);
   std::memcpy(table.data(), p + 4, 8 * size);
+  if (format::any_nonfinite_doubles(p + 4, size)) return "non-finite label in the label table";
+  rc->labels_finite = true;
   labels.resize(rows);
   const auto* lo = reinterpret_cast<const uint8_t*>(unpacked_plane(codes, 0, rows, 4));
   const auto* hi = reinterpret_cast<const uint8_t*>(unpacked_plane(codes, 1, rows, 5));
@@ -486,6 +490,9 @@ std::string look_up_values(const ChunkInfo& c, const std::byte* end, RawChunk* r
   thread_local std::vector<float> table, values;
   table.resize(size);
   std::memcpy(table.data(), at + 4, 4 * size);
+  // Every value is an entry: checking the entries checks the values.
+  if (format::any_nonfinite_floats(at + 4, size)) return "non-finite value in the value table";
+  rc->values_finite = true;
   values.resize(std::max<uint64_t>(count, 1));
   const bool ok = packed ? format::decode_dict_planes(unpacked_plane(col, 0, count, 4),
                                                       unpacked_plane(col, 1, count, 5), count,

@@ -622,6 +622,7 @@ std::vector<Crafted> crafted_chunks() {
   v.push_back({"dict_dense_codes_short", dict({3}, {0.5f, 2.5f, 3.5f}, {1}), false});
   v.push_back({"dict_sparse_bitmap_names_more", dict({2}, {0.5f, 2.5f}, {1, 0}, 0b111), false});
   v.push_back({"dict_nan_in_table", dict({2}, {0.5f, nan}, {1, 0, 1}), false});
+  v.push_back({"dict_unnamed_nan_in_table", dict({2}, {0.5f, nan}, {0, 0, 0}), false});
   {
     std::vector<std::byte> raw = raw2({2, 1}, {3, 9, 0});
     const uint32_t one = 1;
@@ -810,7 +811,8 @@ TEST(StoreCrafted, LyingChunksAreCorruptionNamingTheChunk) {
         {"packed_rows_table_past_the_rows", "label table of 3 entries"},
         {"packed_rows_lengths_past_the_chunk", "row lengths: packed column"},
         {"packed_rows_lengths_exceed_nnz", "row lengths exceed"},
-        {"packed_rows_nan_label", "non-finite label"}};
+        {"packed_rows_nan_label", "non-finite label"},
+        {"dict_unnamed_nan_in_table", "non-finite value in the value table"}};
     if (says.count(c.name)) {
       EXPECT_NE(st.message().find(says.at(c.name)), std::string::npos) << st.message();
     }
