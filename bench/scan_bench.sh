@@ -10,7 +10,11 @@
 #   one; the 1-thread one is shown too), measured two ways: `agld info --verify` (what the
 #   reader does to a chunk: checksum, zstd, checks, unshuffling) and zstd alone
 #   (build/zstd_bench: ZSTD_decompressDCtx on the chunks' bytes in memory, nothing else).
-#   The %lim columns use the first; the %zstd column, the strict second (2 threads).
+#   The %lim columns use the first; the %zstd column, the strict second (2 threads). The
+#   %ceil column: against the ceiling of any reader that delivers checked rows of the store
+#   (zstd_bench's "ceiling": zstd, the CRC and a streaming write of each decoded chunk, no
+#   transform, no I/O, on 2 threads), in place of zstd alone. Round 1 also measures zstd alone
+#   on the same rows stored as plain CSR chunks (zstd_bench --plain), in the notes.
 # For each store (zstd, the default, with raw literals; zstd-huf: --huffman-literals; none)
 # and budget M = S/2, S/4, S/8 (S: file bytes of the zstd store):
 # ca and br, one pass, cold (the page cache dropped before each run); rr and ra, a fraction
@@ -134,7 +138,9 @@ for r in $(seq "$REPS"); do
       "$AGLD" info "$f" --verify --threads "$t" --json > "$OUT/verify-$s-t$t-$r.json"
       if [[ $s != none ]]; then
         idle
-        "$ZSTD_BENCH" "$f" "$t" 3 > "$OUT/zstd-$s-t$t-$r.json"
+        plain=()
+        [[ $r == 1 && $s == zstd && $t == 2 ]] && plain=(--plain)
+        "$ZSTD_BENCH" "$f" "$t" 3 "${plain[@]}" > "$OUT/zstd-$s-t$t-$r.json"
       fi
     done
     for d in 2 4 8; do
@@ -180,7 +186,7 @@ if two:
     hdr += f" {'base rows/s':>12} {'new rows/s':>12} {'new/base':>8}"
 else:
     hdr += f" {'rows/s':>12}"
-hdr += f" {'%lim 1t':>7} {'%lim 2t':>7} {'%zstd':>6} {'%pair':>6} {'stored MB/s':>11} {'disk/read':>9} {'peak RSS MiB (' + '/'.join(bins) + ')':>22}"
+hdr += f" {'%lim 1t':>7} {'%lim 2t':>7} {'%zstd':>6} {'%ceil':>6} {'%pair':>6} {'stored MB/s':>11} {'disk/read':>9} {'peak RSS MiB (' + '/'.join(bins) + ')':>22}"
 print(hdr)
 notes = []
 for s in ("zstd", "zstd-huf", "none"):
@@ -193,11 +199,23 @@ for s in ("zstd", "zstd-huf", "none"):
            for t in (1, 2)}
     t_disk = stored / 1e6 / disk
     limit = {t: rows / max(t_disk, raw / 1e6 / dec[t]) for t in (1, 2)}
-    strict = None
+    strict = ceiling = None
     if s != "none":
         zs = {t: med(json.load(open(f"{out}/zstd-{s}-t{t}-{r}.json"))["median_raw_mb_per_s"]
                      for r in range(1, reps + 1)) for t in (1, 2)}
         strict = rows / max(t_disk, raw / 1e6 / zs[2])
+        cz = med(json.load(open(f"{out}/zstd-{s}-t2-{r}.json"))["ceiling_median_raw_mb_per_s"]
+                 for r in range(1, reps + 1))
+        ceiling = rows / max(t_disk, raw / 1e6 / cz)
+        notes.append(f"{s}: ceiling of a reader (zstd, CRC, decoded chunks written; 2 threads) {cz:.0f} MB/s raw "
+                     f"= {100 * cz / zs[2]:.0f}% of zstd alone: pass limit {ceiling / 1e6:.2f} M rows/s")
+        z1 = json.load(open(f"{out}/zstd-{s}-t2-1.json"))
+        if "plain" in z1:
+            pl = z1["plain"]
+            notes.append(f"{s}: the same rows as plain CSR chunks (zstd's output the rows themselves): "
+                         f"{pl['stored_bytes'] / 1e6:.0f} MB stored, {pl['raw_bytes'] / 1e6:.0f} MB raw; zstd alone "
+                         f"on 2 threads {rows / (pl['raw_bytes'] / 1e6 / pl['median_raw_mb_per_s']) / 1e6:.2f} M rows/s, "
+                         f"with the CRC {rows / (pl['raw_bytes'] / 1e6 / pl['crc_median_raw_mb_per_s']) / 1e6:.2f} M")
         notes.append(f"{s}: zstd alone {zs[1]:.0f} MB/s raw on 1 thread, {zs[2]:.0f} on 2: strict pass limit "
                      f"{strict / 1e6:.2f} M rows/s with 2 threads "
                      f"({'disk' if t_disk > raw / 1e6 / zs[2] else 'decompression'}-bound)")
@@ -218,6 +236,7 @@ for s in ("zstd", "zstd-huf", "none"):
             t += f" {r:12,.0f}"
         t += (f" {100 * r / limit[1]:6.0f}% {100 * r / limit[2]:6.0f}%" if pct else f" {'-':>7} {'-':>7}")
         t += (f" {100 * r / strict:5.0f}%" if pct and strict else f" {'-':>6}")
+        t += (f" {100 * r / ceiling:5.0f}%" if pct and ceiling else f" {'-':>6}")
         # Each run against the limit with the disk speed measured just before it (paired runs).
         dds = [f"{out}/{bins[-1]}-{name}-{k}.dd" for k in range(1, reps + 1)]
         if pct and all(os.path.exists(f) for f in dds):
@@ -282,7 +301,8 @@ for s in ("zstd", "zstd-huf", "none"):
 print()
 print("%lim 1t / 2t: of the pass limit, the slower of stored bytes / O_DIRECT speed and raw bytes /")
 print("decompression speed on 1 or 2 threads (rr, ra: not a pass); %zstd: the same with zstd alone on")
-print("2 threads; %pair: the median over rounds of each run of the binary under test against that")
+print("2 threads; %ceil: the same with the ceiling of a reader (zstd, CRC, decoded bytes written);")
+print("%pair: the median over rounds of each run of the binary under test against that")
 print("limit (zstd alone) with the disk speed measured just before it; disk/read: /proc/self/io read_bytes")
 print("over bytes_read; rr, ra: a fraction of a pass; long: more rows, the binary under test only;")
 print("ca pf0: --prefetch 0; peak RSS: the largest of a binary's runs, OVER when above the budget.")
