@@ -1,6 +1,5 @@
 // The registry of access orders. Adding an order: its file, and one line in kOrders.
-#include <algorithm>
-
+#include "common/registry.hpp"
 #include "reader/order.hpp"
 
 namespace agld::reader {
@@ -25,11 +24,6 @@ constexpr OrderInfo kOrders[] = {
 
 std::span<const OrderInfo> registered_orders() { return kOrders; }
 
-const OrderInfo* find_order(std::string_view name) {
-  for (const OrderInfo& o : kOrders) {
-    if (o.name == name) return &o;
-  }
-  return nullptr;
-}
+const OrderInfo* find_order(std::string_view name) { return find_by_name<OrderInfo>(kOrders, name); }
 
 }  // namespace agld::reader
