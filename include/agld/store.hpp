@@ -132,7 +132,8 @@ class DecodedChunk {
   friend class Store;
   // Cache-line aligned (so are the arrays in raw_: decoded_words()), and grows without
   // zeroing what it adds: decoding writes every element a chunk uses, so the memory is
-  // written once (fresh pages are faulted in by the decoding itself).
+  // written once. A large allocation's fresh pages are mapped in at once (populate()), not
+  // faulted in one by one as the decoding first writes them.
   template <typename T>
   struct Uninitialized {
     using value_type = T;
@@ -140,7 +141,11 @@ class DecodedChunk {
     Uninitialized() = default;
     template <typename U>
     Uninitialized(const Uninitialized<U>&) noexcept {}
-    T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlign)); }
+    T* allocate(size_t n) {
+      T* p = static_cast<T*>(::operator new(n * sizeof(T), kAlign));
+      populate(p, n * sizeof(T));
+      return p;
+    }
     void deallocate(T* p, size_t) noexcept { ::operator delete(p, kAlign); }
     template <typename U>
     void construct(U* p) noexcept {
@@ -151,6 +156,10 @@ class DecodedChunk {
       return true;
     }
   };
+  // Maps in the pages wholly inside [p, p + bytes) if there are enough of them to be worth a
+  // call (MADV_POPULATE_WRITE: a first pass that keeps a 1.8 GB store whole took 374
+  // thousand page faults, and 14 % longer); where the kernel cannot, they fault in as used.
+  static void populate(void* p, size_t bytes) noexcept;
   std::vector<uint64_t, Uninitialized<uint64_t>> raw_;  // labels, indices, values (decoded_words())
   std::vector<uint32_t, Uninitialized<uint32_t>> offsets_;
   uint64_t first_row_ = 0;

@@ -2,6 +2,8 @@
 #include "agld/store.hpp"
 
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_c_literalCompressionMode (encode_chunk)
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -40,6 +42,20 @@ std::string chunk_name(size_t k, const ChunkInfo& c) {
 }
 
 }  // namespace
+
+void DecodedChunk::populate(void* p, size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  constexpr size_t kWorthIt = 256 << 10;
+  if (bytes < kWorthIt) return;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(page - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
 
 void DecodedChunk::append_to(SparseRows* out) const {
   for (uint32_t r = 0; r < row_count_; ++r) {
