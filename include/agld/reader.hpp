@@ -85,8 +85,14 @@ struct ReaderStats {
 
 struct ReaderOptions {
   std::string order = "ca";  // a name from reader_orders()
-  size_t batch_size = 1024;  // rows a batch, >= 1
+  size_t batch_size = 1024;  // rows a batch, >= 1 (all streams together)
   uint64_t seed = 0;
+  // Several independent sequences of the order in one reader, one seed each (seed is then
+  // unused): every batch holds batch_size / streams.size() rows of each stream, stream 0's
+  // first, each stream's rows exactly those a one-stream reader with its seed would yield.
+  // The chunks the streams share are read and decoded once (one cache, one prefetch ring).
+  // batch_size must be a multiple of the number of streams. Empty: one stream, `seed`.
+  std::vector<uint64_t> streams;
   // The reader's share of the process's memory budget: decoded chunks (cache and prefetch
   // ring), the store's file pages while a chunk is read, and the batch buffers.
   uint64_t memory = uint64_t{256} << 20;

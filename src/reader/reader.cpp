@@ -39,6 +39,7 @@
 #include <thread>
 
 #include "reader/chunk_cache.hpp"
+#include "reader/interleave.hpp"
 #include "reader/order.hpp"
 #include "reader/row_reader.hpp"
 
@@ -81,6 +82,12 @@ size_t look_ahead_rows(const Store& store) {
   for (size_t k = 0; k < store.chunk_count(); ++k)
     rows = std::max<size_t>(rows, store.chunk(k).row_count);
   return 2 * rows;
+}
+
+// The plan (a vector: up to 2x its rows), and with several streams the rows each stream's
+// cursor has yielded and the interleaving has not (a cursor's block at most, twice).
+uint64_t plan_bytes(const Store& store, const ReaderOptions& o) {
+  return 2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store)) + o.streams.size() * 2 * 8 * look_ahead_rows(store);
 }
 
 // The most decoded words and the most rows of a chunk of the store: out of core, every
@@ -170,7 +177,7 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
            (max_stored + 2 * ReadBuffer::kAlign);
   r.batch = o.batch_size * (kBatchRowBytes + 2 * 8 * avg_nnz) +  // batch buffers
             (o.prefetch + 2) * kSlotRows * 4 +                 // slots
-            2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
+            plan_bytes(store, o);
   return r;
 }
 
@@ -208,7 +215,7 @@ Reserve reserve_direct(const Store& store, const ReaderOptions& o) {
            4 * kPageSlack;
   r.batch = o.batch_size * (kBatchRowBytes + 2 * 8 * avg_nnz) +  // batch buffers
             (o.prefetch + 2) * kDirectSlotRows * 4 +           // slots
-            2 * 8 * (kPlanKeep + 2 * look_ahead_rows(store));  // the plan (a vector: up to 2x)
+            plan_bytes(store, o);
   return r;
 }
 
@@ -1180,6 +1187,10 @@ Status Reader::open(const Store& store, const ReaderOptions& given,
                                     "' (known: " + names + ")");
   }
   if (options.batch_size == 0) return Status::invalid_argument("batch size must be at least 1");
+  if (!options.streams.empty() && options.batch_size % options.streams.size() != 0) {
+    return Status::invalid_argument("a batch of " + std::to_string(options.batch_size) + " rows cannot hold " +
+                                    std::to_string(options.streams.size()) + " streams equally");
+  }
   if (store.meta().rows == 0) {
     return Status::invalid_argument(store.path() + ": the store has no rows to read");
   }
@@ -1209,7 +1220,15 @@ Status Reader::open(const Store& store, const ReaderOptions& given,
       setup.read_threads = 0;
     }
   }
-  *out = std::make_unique<ReaderImpl>(store, options, order->make(store, options.seed), setup);
+  std::unique_ptr<reader::OrderCursor> cursor;
+  if (options.streams.empty()) {
+    cursor = order->make(store, options.seed);
+  } else {
+    std::vector<std::unique_ptr<reader::OrderCursor>> streams;
+    for (uint64_t seed : options.streams) streams.push_back(order->make(store, seed));
+    cursor = reader::interleave(std::move(streams), options.batch_size / options.streams.size());
+  }
+  *out = std::make_unique<ReaderImpl>(store, options, std::move(cursor), setup);
   return Status::ok();
 }
 
