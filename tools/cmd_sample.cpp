@@ -52,6 +52,11 @@ nlohmann::json store_identity(const Store& s) {
           {"part", m.options.part},  {"sources", sources},         {"created_by", m.created_by}};
 }
 
+nlohmann::json draws_files(const ResolvedSample& r);
+
+// Whether the diagnostics found the chains mixed: no R-hat above 1.01, and some computed.
+bool mixed(const DiagnosticsSummary& s) { return s.finite > 0 && s.rhat_above == 0; }
+
 nlohmann::json config_json(const ResolvedSample& r, const Store& train, const Store* test) {
   const SampleOptions& o = r.options;
   nlohmann::json track = nlohmann::json::array();
@@ -67,6 +72,12 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"snapshot", r.snapshot},
           {"access", r.access},
           {"dynamics", "ld"},
+          {"chains", o.chains},
+          {"chain_id", o.chain_id},
+          {"draws_files", draws_files(r)},
+          {"batches", r.own_streams && o.chains > 1 ? "each chain its own sequence" : "shared by every chain"},
+          {"share_batches", o.share_batches},
+          {"threads", o.threads ? nlohmann::json(o.threads) : nlohmann::json("all cores")},
           {"rows", r.rows},
           {"dim", r.dim},
           {"step", r.step},
@@ -74,19 +85,50 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"batch", r.batch},
           {"iterations", r.iterations},
           {"epochs", *o.epochs},
+          {"length_rule", r.length_rule},
           {"burn_in", r.burn_in},
           {"thin", r.thin},
+          {"draws_per_chain", r.draws},
           {"refresh", r.refresh},
           {"snapshot_batch", r.snapshot == "ptu+" ? nlohmann::json(r.snapshot_batch) : nlohmann::json()},
           {"eval_every", r.eval_every},
           {"evaluations", o.evaluations},
           {"memory", o.memory},
           {"state_bytes", r.state_bytes},
+          {"chain_bytes", r.chain_bytes},
           {"reader_bytes", r.reader_bytes},
           {"seed", o.seed},
           {"track", track},
           {"dense", o.dense},
-          {"time_limit", o.time_limit ? nlohmann::json(*o.time_limit) : nlohmann::json()}};
+          {"time_limit", o.time_limit ? nlohmann::json(*o.time_limit) : nlohmann::json()},
+          {"warnings", r.warnings}};
+}
+
+nlohmann::json draws_files(const ResolvedSample& r) {
+  nlohmann::json files = nlohmann::json::array();
+  for (uint64_t c = 0; c < r.options.chains; ++c) files.push_back(draws_file_name(r.options.chain_id + c));
+  return files;
+}
+
+// A coordinate's name: the 1-based feature number, or the intercept.
+std::string coordinate_name(const ResolvedSample& r, uint64_t j) {
+  return r.options.intercept && j == r.dim - 1 ? "intercept" : fmt::format("theta.{}", j + 1);
+}
+
+// What the whole-vector diagnostics say, for config.json and the summary.
+nlohmann::json diagnostics_json(const SampleResult& res) {
+  const ResolvedSample& r = res.run;
+  const DiagnosticsSummary& s = res.diagnostics;
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  return {{"coordinates", r.diagnosed_rule},
+          {"covered", s.covered},
+          {"rhat_finite", s.finite},
+          {"max_rhat", num(s.max_rhat)},
+          {"max_rhat_coordinate", std::isfinite(s.max_rhat) ? nlohmann::json(coordinate_name(r, s.max_rhat_at)) : nlohmann::json()},
+          {"rhat_above_1_01", s.rhat_above},
+          {"min_ess", num(s.min_ess)},
+          {"min_ess_coordinate", std::isfinite(s.min_ess) ? nlohmann::json(coordinate_name(r, s.min_ess_at)) : nlohmann::json()},
+          {"mixed", mixed(s)}};
 }
 
 void draw_progress(const Progress& p) {
@@ -109,7 +151,10 @@ class CliObserver final : public SampleObserver {
         fmt::format("agld {} sample", kVersion),
         fmt::format("model = {}, prior_var = {}, intercept = {}", run.options.model,
                     run.options.prior_var, run.options.intercept ? "yes" : "no"),
-        fmt::format("method = {} (snapshot {}, access {}, dynamics ld)", run.options.method, run.snapshot, run.access),
+        fmt::format("method = {} (snapshot {}, access {}, dynamics ld), chains = {} (ids {} to {}), batches {}",
+                    run.options.method, run.snapshot, run.access, run.options.chains, run.options.chain_id,
+                    run.options.chain_id + run.options.chains - 1,
+                    run.own_streams && run.options.chains > 1 ? "each chain's own" : "shared"),
         fmt::format("step = {:.9g} ({}), batch = {}, iterations = {}, burn_in = {}, thin = {}, refresh = {}",
                     run.step, run.step_rule, run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
         fmt::format("seed = {}, rows = {}, dim = {}", run.options.seed, run.rows, run.dim),
@@ -168,6 +213,7 @@ int run_sample(SampleArgs& a) {
   ResolvedSample resolved;
   st = resolve_sample(*train, test.get(), o, &resolved);  // options checked before any output
   if (!st.is_ok()) return fail(st);
+  for (const std::string& w : resolved.warnings) std::cerr << "agld: warning: " << w << "\n";
   std::unique_ptr<RunWriter> writer;
   st = RunWriter::create(a.out, FileSystem::local(), &writer);
   if (!st.is_ok()) return fail(st);
@@ -186,28 +232,46 @@ int run_sample(SampleArgs& a) {
   cfg["result"] = {{"draws", result.draws},
                    {"seconds", result.seconds},
                    {"stopped_early", result.stopped_early}};
+  cfg["diagnostics"] = diagnostics_json(result);
   st = writer->finish(result, cfg.dump(2) + "\n");
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   if (!st.is_ok()) return fail(st);
+  const DiagnosticsSummary& ds = result.diagnostics;
+  const ResolvedSample& r = result.run;
+  if (ds.finite > 0 && ds.rhat_above > 0) {
+    std::cerr << fmt::format(
+        "agld: warning: the chains have not mixed: R-hat exceeds 1.01 for {} of {} coordinates (largest {:.4g}, {}); "
+        "their means and sds are not yet the posterior's. Try a longer run (--epochs), more chains, or see "
+        "docs/samplers.md, \"When the chains have not mixed\"\n",
+        ds.rhat_above, ds.finite, ds.max_rhat, coordinate_name(r, ds.max_rhat_at));
+  } else if (ds.finite == 0) {
+    std::cerr << "agld: warning: too few kept states for diagnostics (R-hat and ESS need at least 4 a chain)\n";
+  }
   if (a.quiet) return kExOk;
 
-  // The summary: tracked coordinates, the test metrics, the time.
-  const ResolvedSample& r = result.run;
+  // The summary: tracked coordinates, the diagnostics, the test metrics, the time.
   fmt::memory_buffer b;
-  fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} iterations ({:.3g} passes), {} kept states{}\n",
-                 r.options.method, train->path(), r.options.model, r.rows, r.dim, r.iterations,
+  fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} chains x {} iterations ({:.3g} passes read), {} kept states a chain{}\n",
+                 r.options.method, train->path(), r.options.model, r.rows, r.dim, r.options.chains, r.iterations,
                  result.last_eval ? result.last_eval->passes : 0.0, result.draws,
                  result.stopped_early ? " (stopped early)" : "");
-  fmt::format_to(std::back_inserter(b), "{:<12} {:>12} {:>12}\n", "coordinate", "mean", "sd");
+  fmt::format_to(std::back_inserter(b), "{:<12} {:>12} {:>12} {:>8} {:>8}\n", "coordinate", "mean", "sd", "R_hat", "ESS");
   const auto names = tracked_names(r);
   for (size_t t = 0; t < names.size(); ++t) {
     const uint64_t j = r.options.track[t];
-    fmt::format_to(std::back_inserter(b), "{:<12} {:>12.5g} {:>12.5g}\n", names[t], result.mean[j], result.sd[j]);
+    fmt::format_to(std::back_inserter(b), "{:<12} {:>12.5g} {:>12.5g} {:>8.4g} {:>8.4g}\n", names[t], result.mean[j],
+                   result.sd[j], result.rhat[j], result.ess[j]);
+  }
+  if (ds.finite > 0) {
+    fmt::format_to(std::back_inserter(b), "diagnostics ({}): largest R-hat {:.4g} ({}), {} of {} above 1.01; smallest ESS {:.4g} ({})\n",
+                   r.diagnosed_rule == "all" ? "every coordinate" : fmt::format("{} coordinates", ds.covered),
+                   ds.max_rhat, coordinate_name(r, ds.max_rhat_at), ds.rhat_above, ds.finite, ds.min_ess,
+                   coordinate_name(r, ds.min_ess_at));
   }
   if (result.last_eval && !std::isnan(result.last_eval->test_loglik)) {
     const EvalRecord& e = *result.last_eval;
-    fmt::format_to(std::back_inserter(b), "test: average log-likelihood {:.6g} over {} states", e.test_loglik, e.samples);
+    fmt::format_to(std::back_inserter(b), "test: average log-likelihood {:.6g} over {} states of each chain", e.test_loglik, e.samples);
     if (!std::isnan(e.test_accuracy)) fmt::format_to(std::back_inserter(b), ", accuracy {:.4f}", e.test_accuracy);
     if (!std::isnan(e.test_mse)) fmt::format_to(std::back_inserter(b), ", MSE {:.6g}", e.test_mse);
     fmt::format_to(std::back_inserter(b), "\n");
@@ -235,17 +299,21 @@ void add_sample(Cli& cli) {
   c->add_option("--out", a->out, "the run directory (created if missing)")->required();
   c->add_option("--step", a->opt.step, "step size eta (default: from the store's row norms, see docs/samplers.md)");
   c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, 100))");
-  c->add_option("--epochs", a->opt.epochs, "run length in passes of minibatches (default 10, at least 10000 iterations)");
-  c->add_option("--iterations", a->opt.iterations, "run length in iterations");
-  c->add_option("--burn-in", a->opt.burn_in, "iterations before states are kept (default half the run)");
-  c->add_option("--thin", a->opt.thin, "keep every T-th state (default: d / nnz of a batch, at least 1)");
+  c->add_option("--chains", a->opt.chains, "chains in the run, from dispersed starts")->default_val(4);
+  c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);
+  c->add_flag("--share-batches", a->opt.share_batches, "random orders: every chain reads the same batches (less I/O, chains no longer independent given the data)");
+  c->add_option("--threads", a->opt.threads, "threads the chains run on (default: every core; the draws do not depend on it)");
+  c->add_option("--epochs", a->opt.epochs, "run length of each chain in passes of minibatches (default: 10 passes of the data, refreshes included; see docs/samplers.md)");
+  c->add_option("--iterations", a->opt.iterations, "run length of each chain in iterations");
+  c->add_option("--burn-in", a->opt.burn_in, "iterations of each chain before states are kept (default half the run)");
+  c->add_option("--thin", a->opt.thin, "keep every T-th state (default: 4 d / nnz of a batch, at most what keeps 100 states a chain)");
   c->add_option("--refresh", a->opt.refresh, "iterations between snapshot refreshes (default one pass)");
   c->add_option("--snapshot-batch", a->opt.snapshot_batch, "ptu+: rows of a refresh (default max(batch, N/10))");
   c->add_option("--time-limit", a->opt.time_limit, "stop after this many seconds of sampling (outputs complete, as with SIGINT)");
   c->add_option("--evaluations", a->opt.evaluations, "test evaluations (rows of metrics.csv) over the run")->default_val(100);
   c->add_option("--memory", a->memory, "memory budget of the whole process")->default_val("8G")->check(size_validator());
-  c->add_option("--seed", a->opt.seed, "seed of the chain and of its access order")->default_val(0);
-  c->add_option("--track", a->track, "coordinates for draws.csv: 1-based feature numbers, ranges A-B, 'intercept' (default: the first 10 and the intercept)")
+  c->add_option("--seed", a->opt.seed, "seed of the chains and of their access orders")->default_val(0);
+  c->add_option("--track", a->track, "coordinates for the draws files: 1-based feature numbers, ranges A-B, 'intercept' (default: the first 10 and the intercept)")
       ->delimiter(',');
   c->add_option("--noise-var", a->opt.noise_var, "linear model: the noise variance")->default_val(1.0);
   c->add_option("--prior-var", a->opt.prior_var, "prior variance of every coordinate")->default_val(1.0);

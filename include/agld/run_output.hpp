@@ -1,5 +1,6 @@
-// The run directory of `agld sample` (docs/samplers.md): config.json, metrics.csv,
-// draws.csv (a Stan CSV) and posterior.npy. Every file is written through
+// The run directory of `agld sample` (docs/samplers.md): config.json, metrics.csv, one
+// Stan CSV a chain (draws_ID.csv, as CmdStan names them), posterior.npy and
+// diagnostics.npy. Every file is written through
 // FileSystem::create_atomic and appears only when finish() commits it: a failed run
 // leaves no partial file where a good one was expected.
 #pragma once
@@ -19,22 +20,25 @@ namespace agld {
 // A NumPy .npy file (format 1.0) holding a C-order float64 array of shape (rows, cols).
 std::string encode_npy_f64(uint64_t rows, uint64_t cols, std::span<const double> data);
 
-// Column names of draws.csv for the tracked coordinates: "theta.J" with J the 1-based
+// The draws file of chain `id`: "draws_ID.csv".
+std::string draws_file_name(uint64_t id);
+
+// Column names of the draws files for the tracked coordinates: "theta.J" with J the 1-based
 // feature number (as in the LIBSVM file), and "intercept" for the intercept.
 std::vector<std::string> tracked_names(const ResolvedSample& run);
 
 class RunWriter {
  public:
-  // Creates dir if it does not exist; opens the output files (uncommitted).
+  // Creates dir if it does not exist.
   static Status create(const std::string& dir, FileSystem& fs, std::unique_ptr<RunWriter>* out);
 
-  // Writes the heads of draws.csv (the comment lines, then the column names) and
-  // metrics.csv.
+  // Opens the output files (uncommitted) and writes the heads of every chain's draws file
+  // (the comment lines, then the column names) and of metrics.csv.
   Status start(const ResolvedSample& run, const std::vector<std::string>& comments);
   Status draw(const DrawRecord& d);
   Status eval(const EvalRecord& e);
-  // Writes posterior.npy and config.json (config_json, built by the caller), adds the
-  // trailing comments of draws.csv, and commits every file.
+  // Writes posterior.npy, diagnostics.npy and config.json (config_json, built by the
+  // caller), adds the trailing comments of the draws files, and commits every file.
   Status finish(const SampleResult& result, const std::string& config_json);
 
   const std::string& dir() const { return dir_; }
@@ -47,8 +51,10 @@ class RunWriter {
   std::string dir_;
   FileSystem* fs_ = nullptr;
   std::vector<std::unique_ptr<Out>> outs_;
-  Out* draws_ = nullptr;
+  uint64_t first_chain_ = 1;
+  std::vector<Out*> draws_;  // chain first_chain_ + c at c
   Out* metrics_ = nullptr;
+  size_t chains_ = 0;
 
  public:
   ~RunWriter();

@@ -22,19 +22,24 @@ struct SampleOptions {
   double prior_var = 1;            // theta ~ N(0, prior_var I)
   bool intercept = false;          // append a constant feature 1 as the last coordinate
   std::string method = "tmu-ca";   // SNAPSHOT-ACCESS or a paper alias (sample_methods())
+  uint64_t chains = 4;             // K chains in one run, from dispersed starts
+  uint64_t chain_id = 1;           // the first chain's id: chains are chain_id ... chain_id + K - 1
+  // Random orders: every chain reads the same batches (one sequence) instead of its own.
+  bool share_batches = false;
+  unsigned threads = 0;            // threads the chains run on (0: every core); no effect on the output
   std::optional<double> step;      // eta; default from the store's row norms (docs/samplers.md)
   std::optional<uint64_t> batch;   // rows a minibatch; default min(N, 100)
-  std::optional<double> epochs;    // run length in passes of minibatches ...
+  std::optional<double> epochs;    // run length per chain in passes of minibatches ...
   std::optional<uint64_t> iterations;  // ... or in iterations (default: docs/samplers.md)
-  std::optional<uint64_t> burn_in;     // iterations; default half the run
-  std::optional<uint64_t> thin;        // keep every thin-th state after burn-in
+  std::optional<uint64_t> burn_in;     // iterations of each chain; default half the run
+  std::optional<uint64_t> thin;        // keep every thin-th state of each chain after burn-in
   std::optional<uint64_t> refresh;     // D, iterations between snapshot refreshes; default a pass
   std::optional<uint64_t> snapshot_batch;  // ptu+: rows of a refresh; default max(batch, N / 10)
   std::optional<double> time_limit;    // seconds of sampling; the run then stops early
   uint64_t evaluations = 100;          // test-set evaluations over the run
   uint64_t memory = uint64_t{8} << 30; // the whole process's budget, bytes
   uint64_t seed = 0;
-  std::vector<uint64_t> track;         // coordinates written to draws.csv (0-based; d-1 = intercept)
+  std::vector<uint64_t> track;         // coordinates written to draws_K.csv (0-based; d-1 = intercept)
   bool track_default = true;           // track = the first 10 features and the intercept
   bool dense = false;                  // update every coordinate every step (for tests)
 };
@@ -49,9 +54,20 @@ struct ResolvedSample {
   double step = 0;
   uint64_t batch = 0, iterations = 0, burn_in = 0, thin = 1, refresh = 0, snapshot_batch = 0;
   uint64_t eval_every = 0;        // iterations between evaluations
-  uint64_t state_bytes = 0;       // the sampler's state, counted against the budget
+  uint64_t draws = 0;             // kept states planned per chain
+  uint64_t chain_bytes = 0;       // one chain's state
+  uint64_t state_bytes = 0;       // every chain's state and the shared accumulators
   uint64_t reader_bytes = 0;      // the training reader's share
   std::string step_rule;          // how the step was chosen, for config.json
+  std::string length_rule;        // how the run length was chosen
+  // One stream per chain (a random order, not --share-batches), or one for all.
+  bool own_streams = false;
+  // The online diagnostics (diagnostics.npy): every coordinate, or a stated subset.
+  uint64_t diagnosed = 0;         // coordinates covered
+  std::string diagnosed_rule;     // "all", or which subset and why
+  // Things the user should know before trusting the run (e.g. cyclic access on a store
+  // whose rows kept their source order); the CLI prints them and config.json keeps them.
+  std::vector<std::string> warnings;
 };
 
 struct MethodInfo {
@@ -63,9 +79,11 @@ struct MethodInfo {
 std::vector<MethodInfo> sample_methods();
 std::vector<std::string> sample_models();
 
-// A kept state: iteration j (the state after j steps), lp__ = -U(theta_j) estimated from
-// the minibatch of iteration j (exact for full-batch methods), and the tracked coordinates.
+// A kept state of one chain: iteration j (the state after j steps), lp__ = -U(theta_j)
+// estimated from the chain's minibatch of iteration j (exact for full-batch methods), and
+// the tracked coordinates.
 struct DrawRecord {
+  uint64_t chain = 1;  // the chain's id
   uint64_t iteration = 0;
   double lp = 0;
   std::vector<double> tracked;
@@ -79,8 +97,10 @@ struct EvalRecord {
   double passes = 0;           // training rows read / N, refresh passes included
   uint64_t grad_evals = 0;     // component gradient evaluations (s_i computations)
   bool burn_in = false;        // at or before burn-in: test metrics are of this state alone
-  uint64_t samples = 0;        // states averaged in the predictive (0 during burn-in)
-  double test_loglik = 0;      // mean over test rows of log p(y | x, posterior); NaN without test
+  uint64_t samples = 0;        // states of each chain averaged in the predictive (1 during burn-in)
+  double test_loglik = 0;      // mean over test rows of log p(y | x, posterior), pooled over
+                               // the chains; NaN without test
+  std::vector<double> chain_test_loglik;  // the same for each chain alone (empty without test)
   double test_accuracy = 0;    // logistic; NaN otherwise
   double test_mse = 0;         // linear: MSE of the posterior-mean prediction; NaN otherwise
   uint64_t bytes_read = 0;     // stored bytes of the training store read from the file
@@ -104,15 +124,34 @@ class SampleObserver {
   virtual Status on_eval(const EvalRecord& eval) { (void)eval; return Status::ok(); }
   // About twice a second.
   virtual void on_progress(const Progress& progress) { (void)progress; }
+  // Called by sample() from the thread that called it, never concurrently.
   // Polled between iterations; true stops the run early (its result is still complete).
   virtual bool stop_requested() { return false; }
 };
 
+// The whole-vector diagnostics in a line: the worst coordinates of diagnostics.npy.
+struct DiagnosticsSummary {
+  uint64_t covered = 0;            // coordinates with diagnostics
+  uint64_t finite = 0;             // of them, those with a finite R-hat
+  double max_rhat = 0;             // NaN when none is finite
+  uint64_t max_rhat_at = 0;        // 0-based coordinate
+  uint64_t rhat_above = 0;         // coordinates with R-hat > 1.01
+  double min_ess = 0;              // NaN when none is finite
+  uint64_t min_ess_at = 0;
+};
+
 struct SampleResult {
   ResolvedSample run;
-  uint64_t draws = 0;          // states in the posterior summary
-  std::vector<double> mean;    // d: posterior mean of each coordinate over the kept states
+  uint64_t draws = 0;          // kept states of each chain
+  std::vector<double> mean;    // d: posterior mean of each coordinate over every chain's kept states
   std::vector<double> sd;      // d: posterior sd (0 with fewer than two states)
+  // d each: split-R-hat, effective sample size and Monte Carlo standard error of the mean,
+  // computed online (docs/samplers.md); NaN for a coordinate not covered or with too few states.
+  std::vector<double> rhat, ess, mcse;
+  DiagnosticsSummary diagnostics;
+  // The kept draws of lp__ (first) and of each tracked coordinate, for exact diagnostics:
+  // each chain-major (chain c's draws at [c * draws, (c + 1) * draws)).
+  std::vector<std::vector<double>> tracked_draws;
   std::optional<EvalRecord> last_eval;
   double seconds = 0;          // whole run, evaluations included
   bool stopped_early = false;

@@ -36,6 +36,8 @@ std::string encode_npy_f64(uint64_t rows, uint64_t cols, std::span<const double>
   return out;
 }
 
+std::string draws_file_name(uint64_t id) { return fmt::format("draws_{}.csv", id); }
+
 std::vector<std::string> tracked_names(const ResolvedSample& run) {
   std::vector<std::string> names;
   for (uint64_t j : run.options.track) {
@@ -51,14 +53,6 @@ Status RunWriter::create(const std::string& dir, FileSystem& fs, std::unique_ptr
   std::unique_ptr<RunWriter> w(new RunWriter());
   w->dir_ = dir;
   w->fs_ = &fs;
-  for (const char* name : {"draws.csv", "metrics.csv"}) {
-    auto o = std::make_unique<Out>();
-    Status st = fs.create_atomic(dir + "/" + name, &o->file);
-    if (!st.is_ok()) return st;
-    w->outs_.push_back(std::move(o));
-  }
-  w->draws_ = w->outs_[0].get();
-  w->metrics_ = w->outs_[1].get();
   *out = std::move(w);
   return Status::ok();
 }
@@ -71,14 +65,34 @@ Status RunWriter::flush(Out& o, bool all) {
 }
 
 Status RunWriter::start(const ResolvedSample& run, const std::vector<std::string>& comments) {
-  std::string& d = draws_->buffer;
-  for (const std::string& c : comments) d += "# " + c + "\n";
-  d += "lp__";
-  for (const std::string& n : tracked_names(run)) d += "," + n;
-  d += "\n";
-  metrics_->buffer +=
-      "iteration,seconds,eval_seconds,passes,grad_evals,burn_in,samples,test_loglik,"
-      "test_accuracy,test_mse,bytes_read,memory_bytes\n";
+  auto open = [&](const std::string& name, Out** at) {
+    auto o = std::make_unique<Out>();
+    Status st = fs_->create_atomic(dir_ + "/" + name, &o->file);
+    if (!st.is_ok()) return st;
+    *at = o.get();
+    outs_.push_back(std::move(o));
+    return Status::ok();
+  };
+  first_chain_ = run.options.chain_id;
+  chains_ = static_cast<size_t>(run.options.chains);
+  draws_.assign(chains_, nullptr);
+  std::string head = "lp__";
+  for (const std::string& n : tracked_names(run)) head += "," + n;
+  for (size_t c = 0; c < chains_; ++c) {
+    Status st = open(draws_file_name(first_chain_ + c), &draws_[c]);
+    if (!st.is_ok()) return st;
+    std::string& d = draws_[c]->buffer;
+    for (const std::string& line : comments) d += "# " + line + "\n";
+    d += fmt::format("# chain = {} of {} (ids {} to {})\n", first_chain_ + c, chains_, first_chain_,
+                     first_chain_ + chains_ - 1);
+    d += head + "\n";
+  }
+  Status st = open("metrics.csv", &metrics_);
+  if (!st.is_ok()) return st;
+  std::string& m = metrics_->buffer;
+  m += "iteration,seconds,eval_seconds,passes,grad_evals,burn_in,samples,test_loglik,test_accuracy,test_mse";
+  for (size_t c = 0; c < chains_; ++c) m += fmt::format(",test_loglik_{}", first_chain_ + c);
+  m += ",bytes_read,memory_bytes\n";
   return Status::ok();
 }
 
@@ -95,14 +109,18 @@ void put(std::string& s, double v) {
 }  // namespace
 
 Status RunWriter::draw(const DrawRecord& r) {
-  std::string& s = draws_->buffer;
+  if (r.chain < first_chain_ || r.chain - first_chain_ >= chains_) {
+    return Status::internal("a draw of chain " + std::to_string(r.chain) + ", which this run does not have");
+  }
+  Out& out = *draws_[r.chain - first_chain_];
+  std::string& s = out.buffer;
   put(s, r.lp);
   for (double v : r.tracked) {
     s += ',';
     put(s, v);
   }
   s += '\n';
-  return flush(*draws_, false);
+  return flush(out, false);
 }
 
 Status RunWriter::eval(const EvalRecord& e) {
@@ -114,33 +132,47 @@ Status RunWriter::eval(const EvalRecord& e) {
   put(s, e.test_accuracy);
   s += ',';
   put(s, e.test_mse);
+  for (size_t c = 0; c < chains_; ++c) {
+    s += ',';
+    put(s, c < e.chain_test_loglik.size() ? e.chain_test_loglik[c] : std::nan(""));
+  }
   fmt::format_to(std::back_inserter(s), ",{},{}\n", e.bytes_read, e.memory_bytes);
   return flush(*metrics_, false);
 }
 
-Status RunWriter::finish(const SampleResult& result, const std::string& config_json) {
-  fmt::format_to(std::back_inserter(draws_->buffer),
-                 "#\n#  Elapsed Time: {:.3f} seconds (Total)\n#  Kept states: {}{}\n", result.seconds,
-                 result.draws, result.stopped_early ? " (stopped early)" : "");
-  const uint64_t d = result.mean.size();
-  std::unique_ptr<WritableFile> npy, config;
-  Status st = fs_->create_atomic(dir_ + "/posterior.npy", &npy);
-  if (st.is_ok()) st = fs_->create_atomic(dir_ + "/config.json", &config);
-  if (!st.is_ok()) return st;
-  // The (d, 2) table streamed in slices: d may be 54.7M (875 MB of output).
-  const std::string head = encode_npy_f64(d, 2, {});
-  st = npy->append({reinterpret_cast<const std::byte*>(head.data()), head.size()});
+namespace {
+// A (d, columns) float64 table streamed in slices: d may be 54.7M (875 MB a column pair).
+Status write_table(WritableFile& f, uint64_t d, const std::vector<const std::vector<double>*>& columns) {
+  const uint64_t cols = columns.size();
+  const std::string head = encode_npy_f64(d, cols, {});
+  Status st = f.append({reinterpret_cast<const std::byte*>(head.data()), head.size()});
   std::vector<double> slice;
   constexpr uint64_t kSlice = 1 << 16;
   for (uint64_t j0 = 0; st.is_ok() && j0 < d; j0 += kSlice) {
     const uint64_t j1 = std::min(d, j0 + kSlice);
-    slice.resize(2 * (j1 - j0));
+    slice.resize(cols * (j1 - j0));
     for (uint64_t j = j0; j < j1; ++j) {
-      slice[2 * (j - j0)] = result.mean[j];
-      slice[2 * (j - j0) + 1] = result.sd[j];
+      for (uint64_t c = 0; c < cols; ++c) slice[cols * (j - j0) + c] = (*columns[c])[j];
     }
-    st = npy->append({reinterpret_cast<const std::byte*>(slice.data()), slice.size() * sizeof(double)});
+    st = f.append({reinterpret_cast<const std::byte*>(slice.data()), slice.size() * sizeof(double)});
   }
+  return st;
+}
+}  // namespace
+
+Status RunWriter::finish(const SampleResult& result, const std::string& config_json) {
+  for (Out* o : draws_) {
+    fmt::format_to(std::back_inserter(o->buffer), "#\n#  Elapsed Time: {:.3f} seconds (Total)\n#  Kept states: {}{}\n",
+                   result.seconds, result.draws, result.stopped_early ? " (stopped early)" : "");
+  }
+  const uint64_t d = result.mean.size();
+  std::unique_ptr<WritableFile> npy, diag, config;
+  Status st = fs_->create_atomic(dir_ + "/posterior.npy", &npy);
+  if (st.is_ok()) st = fs_->create_atomic(dir_ + "/diagnostics.npy", &diag);
+  if (st.is_ok()) st = fs_->create_atomic(dir_ + "/config.json", &config);
+  if (!st.is_ok()) return st;
+  st = write_table(*npy, d, {&result.mean, &result.sd});
+  if (st.is_ok()) st = write_table(*diag, d, {&result.rhat, &result.ess, &result.mcse});
   if (st.is_ok()) st = config->append({reinterpret_cast<const std::byte*>(config_json.data()), config_json.size()});
   for (auto& o : outs_) {
     if (st.is_ok()) st = flush(*o, true);
@@ -151,6 +183,7 @@ Status RunWriter::finish(const SampleResult& result, const std::string& config_j
     if (!st.is_ok()) return st;
   }
   st = npy->commit();
+  if (st.is_ok()) st = diag->commit();
   if (st.is_ok()) st = config->commit();
   return st;
 }

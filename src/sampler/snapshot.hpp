@@ -1,15 +1,16 @@
 // Snapshot strategies (ALGORITHMS.md section 2, "Snapshot-Updating"): how the snapshot
 // scalars sh_i and their aggregate A = sum_i sh_i x_i are kept. The gradient estimate is
 //     G(theta) = theta / s2p + (N / n) sum_{i in S} (s_i(theta) - sh_i) x_i + A.
-// A strategy is a small policy object; the sampler (the host) owns theta, A and the data.
-// Internal to the sampler layer.
+// A strategy is a small policy object, one per chain; the chain owns theta and A. The
+// strategy never reads data itself: a refresh is driven by the engine, which reads the rows
+// once for every chain and hands each chain's strategy the rows with their margins at that
+// chain's theta (begin_refresh, refresh_rows, ...). Internal to the sampler layer.
 //
 // Adding a strategy: a file src/sampler/snapshot_<name>.cpp with a Snapshot subclass and
 // its factory, and one line in the table of src/sampler/snapshots.cpp.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -21,55 +22,51 @@
 
 namespace agld::sampler {
 
-// Called with rows of the data and their margins theta . x_i at the host's current theta.
-using RowVisitor = std::function<void(const Batch& rows, std::span<const double> margins)>;
-
-// What a strategy may ask of the sampler. theta() is current in every coordinate whenever
-// start() or refresh() runs.
-class SnapshotHost {
- public:
-  virtual ~SnapshotHost() = default;
-  virtual uint64_t rows() const = 0;  // N
-  virtual uint64_t dim() const = 0;   // d
-  virtual const model::Model& model() const = 0;
-  virtual std::span<const double> theta() const = 0;
-  virtual std::span<double> aggregate() = 0;  // A
-  // Every row once, in stored order (a data pass: counted as read and as N gradient
-  // evaluations).
-  virtual Status full_pass(const RowVisitor& visit) = 0;
-  // `rows` rows drawn by the run's access order (counted likewise).
-  virtual Status subsample(uint64_t rows, const RowVisitor& visit) = 0;
-};
-
 struct SnapshotParams {
   uint64_t rows = 0;            // N
   uint64_t dim = 0;             // d
   uint64_t refresh = 0;         // D: refresh after iteration k when (k + 1) % D == 0
   uint64_t snapshot_batch = 0;  // ptu+: rows of a refresh
+  const model::Model* model = nullptr;
+};
+
+// The rows a refresh reads (the start is a refresh at x_0).
+enum class RefreshRows {
+  kNone,       // none, full: no refresh
+  kFullPass,   // every row once, in stored order
+  kSubsample,  // snapshot_batch rows drawn by the chain's access order (ptu+)
 };
 
 class Snapshot {
  public:
   virtual ~Snapshot() = default;
-  // Bytes of per-run state the strategy keeps (beyond A, which the host owns).
+  // Bytes of per-chain state the strategy keeps (beyond A, which the chain owns).
   virtual uint64_t state_bytes() const = 0;
-  // Whether the host needs a full-pass reader (start or refresh reads every row).
-  virtual bool reads_full_passes() const = 0;
+  virtual RefreshRows refresh_rows() const = 0;
+  // Whether the chain keeps an aggregate A (d doubles).
+  virtual bool has_aggregate() const { return refresh_rows() != RefreshRows::kNone; }
   // `full` (LMC): every step uses all rows, with sh = 0 and A = 0.
   virtual bool full_batch() const { return false; }
   // Gradient evaluations shadows() spends per row (ptu recomputes s_i at the snapshot).
   virtual uint64_t shadow_cost() const { return 0; }
-  // Before the first iteration, at x_0.
-  virtual Status start(SnapshotHost& host) = 0;
-  // sh_i for each row of the batch.
-  virtual void shadows(const Batch& batch, std::span<double> sh) = 0;
-  // After the step of iteration k: s holds s_i(x_k) for the batch's rows.
-  virtual void after_step(SnapshotHost& host, const Batch& batch, std::span<const double> s) {
-    (void)host, (void)batch, (void)s;
+
+  // A refresh at theta (current in every coordinate), the start's included: begin, the
+  // rows (all of them, or the subsample) in pieces with their margins theta . x_i, end.
+  virtual void begin_refresh(std::span<const double> theta, std::span<double> a) {
+    (void)theta, (void)a;
+  }
+  virtual void refresh_piece(const Batch& rows, std::span<const double> margins, std::span<double> a) {
+    (void)rows, (void)margins, (void)a;
   }
   // Whether to refresh after iteration k (0-based).
   virtual bool refresh_due(uint64_t k) const { (void)k; return false; }
-  virtual Status refresh(SnapshotHost& host) { (void)host; return Status::ok(); }
+
+  // sh_i for each row of the batch.
+  virtual void shadows(const Batch& batch, std::span<double> sh) = 0;
+  // After the step of iteration k: s holds s_i(x_k) for the batch's rows.
+  virtual void after_step(const Batch& batch, std::span<const double> s, std::span<double> a) {
+    (void)batch, (void)s, (void)a;
+  }
 };
 
 using SnapshotFactory = std::unique_ptr<Snapshot> (*)(const SnapshotParams& params);
@@ -83,7 +80,7 @@ struct SnapshotInfo {
 std::span<const SnapshotInfo> registered_snapshots();
 const SnapshotInfo* find_snapshot(std::string_view name);
 
-// a += sum over the rows of coef_i x_i (the strategies' aggregates, the engine's gradient).
+// a += sum over the rows of coef_i x_i (the strategies' aggregates, the full gradient).
 inline void add_rows(std::span<double> a, const Batch& rows, std::span<const double> coef) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const double c = coef[i];

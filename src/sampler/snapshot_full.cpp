@@ -9,9 +9,8 @@ namespace {
 class FullBatch final : public Snapshot {
  public:
   uint64_t state_bytes() const override { return 0; }
-  bool reads_full_passes() const override { return true; }
+  RefreshRows refresh_rows() const override { return RefreshRows::kNone; }
   bool full_batch() const override { return true; }
-  Status start(SnapshotHost&) override { return Status::ok(); }
   void shadows(const Batch&, std::span<double> sh) override { std::fill(sh.begin(), sh.end(), 0.0); }
 };
 

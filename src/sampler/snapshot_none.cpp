@@ -9,8 +9,7 @@ namespace {
 class NoSnapshot final : public Snapshot {
  public:
   uint64_t state_bytes() const override { return 0; }
-  bool reads_full_passes() const override { return false; }
-  Status start(SnapshotHost&) override { return Status::ok(); }
+  RefreshRows refresh_rows() const override { return RefreshRows::kNone; }
   void shadows(const Batch&, std::span<double> sh) override { std::fill(sh.begin(), sh.end(), 0.0); }
 };
 

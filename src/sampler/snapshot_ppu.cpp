@@ -20,19 +20,13 @@ class PerRowTable final : public Snapshot {
   PerRowTable(const SnapshotParams& p, bool periodic) : p_(p), periodic_(periodic) {}
 
   uint64_t state_bytes() const override { return p_.rows * sizeof(float); }
-  bool reads_full_passes() const override { return true; }
-
-  Status start(SnapshotHost& host) override {
-    table_.reset(p_.rows);
-    return refresh(host);
-  }
+  RefreshRows refresh_rows() const override { return RefreshRows::kFullPass; }
 
   void shadows(const Batch& b, std::span<double> sh) override {
     for (size_t i = 0; i < b.size(); ++i) sh[i] = table_[b.row_ids[i]];
   }
 
-  void after_step(SnapshotHost& host, const Batch& b, std::span<const double> s) override {
-    std::span<double> a = host.aggregate();
+  void after_step(const Batch& b, std::span<const double> s, std::span<double> a) override {
     for (size_t i = 0; i < b.size(); ++i) {
       float& slot = table_[b.row_ids[i]];
       const float now = static_cast<float>(s[i]);
@@ -47,19 +41,19 @@ class PerRowTable final : public Snapshot {
 
   bool refresh_due(uint64_t k) const override { return periodic_ && (k + 1) % p_.refresh == 0; }
 
-  Status refresh(SnapshotHost& host) override {
-    std::span<double> a = host.aggregate();
+  void begin_refresh(std::span<const double>, std::span<double> a) override {
+    if (table_.empty()) table_.reset(p_.rows);  // at the start: every entry is written now
     std::fill(a.begin(), a.end(), 0.0);
-    const model::Model& model = host.model();
-    return host.full_pass([&](const Batch& rows, std::span<const double> margins) {
-      coef_.resize(rows.size());
-      for (size_t i = 0; i < rows.size(); ++i) {
-        const float sh = static_cast<float>(model.dloss(rows.labels[i], margins[i]));
-        table_[rows.row_ids[i]] = sh;
-        coef_[i] = sh;
-      }
-      add_rows(a, rows, coef_);
-    });
+  }
+
+  void refresh_piece(const Batch& rows, std::span<const double> margins, std::span<double> a) override {
+    coef_.resize(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const float sh = static_cast<float>(p_.model->dloss(rows.labels[i], margins[i]));
+      table_[rows.row_ids[i]] = sh;
+      coef_[i] = sh;
+    }
+    add_rows(a, rows, coef_);
   }
 
  private:

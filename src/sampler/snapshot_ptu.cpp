@@ -17,9 +17,8 @@ class PeriodicTotal final : public Snapshot {
   PeriodicTotal(const SnapshotParams& p, bool subsample) : p_(p), subsample_(subsample) {}
 
   uint64_t state_bytes() const override { return p_.dim * sizeof(double); }
-  bool reads_full_passes() const override { return !subsample_; }
+  RefreshRows refresh_rows() const override { return subsample_ ? RefreshRows::kSubsample : RefreshRows::kFullPass; }
   uint64_t shadow_cost() const override { return 1; }
-  Status start(SnapshotHost& host) override { return refresh(host); }
 
   void shadows(const Batch& b, std::span<double> sh) override {
     for (size_t i = 0; i < b.size(); ++i) {
@@ -27,31 +26,28 @@ class PeriodicTotal final : public Snapshot {
       const auto val = b.row_values(i);
       double m = 0;
       for (size_t e = 0; e < idx.size(); ++e) m += point_[idx[e]] * val[e];
-      sh[i] = model_->dloss(b.labels[i], m);
+      sh[i] = p_.model->dloss(b.labels[i], m);
     }
   }
 
   bool refresh_due(uint64_t k) const override { return (k + 1) % p_.refresh == 0; }
 
-  Status refresh(SnapshotHost& host) override {
-    model_ = &host.model();
-    if (point_.size() != host.theta().size()) point_.reset(host.theta().size());
-    std::copy(host.theta().begin(), host.theta().end(), point_.begin());
-    std::span<double> a = host.aggregate();
+  void begin_refresh(std::span<const double> theta, std::span<double> a) override {
+    if (point_.empty()) point_.reset(theta.size());
+    std::copy(theta.begin(), theta.end(), point_.begin());
     std::fill(a.begin(), a.end(), 0.0);
+  }
+
+  void refresh_piece(const Batch& rows, std::span<const double> margins, std::span<double> a) override {
     const double scale = subsample_ ? static_cast<double>(p_.rows) / static_cast<double>(p_.snapshot_batch) : 1.0;
-    RowVisitor visit = [&](const Batch& rows, std::span<const double> margins) {
-      coef_.resize(rows.size());
-      for (size_t i = 0; i < rows.size(); ++i) coef_[i] = scale * model_->dloss(rows.labels[i], margins[i]);
-      add_rows(a, rows, coef_);
-    };
-    return subsample_ ? host.subsample(p_.snapshot_batch, visit) : host.full_pass(visit);
+    coef_.resize(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) coef_[i] = scale * p_.model->dloss(rows.labels[i], margins[i]);
+    add_rows(a, rows, coef_);
   }
 
  private:
   SnapshotParams p_;
   bool subsample_;
-  const model::Model* model_ = nullptr;
   HugeArray<double> point_;  // x~, read at random like theta
   std::vector<double> coef_;
 };

@@ -15,6 +15,7 @@ namespace {
 
 constexpr uint32_t kDim = 5;
 constexpr size_t kRows = 120;
+constexpr uint64_t kChains = 4;
 
 struct Problem {
   SparseRows rows;
@@ -90,13 +91,14 @@ TEST_P(LinearExact, MatchesTheGaussianPosterior) {
     iterations = 1200000;
   }
   o.step = frac / p.lambda_max;
-  o.iterations = iterations;
-  o.burn_in = iterations / 10;
+  o.chains = kChains;  // the same draws in all as one chain of kChains times the length
+  o.iterations = iterations / kChains;
+  o.burn_in = iterations / kChains / 10;
   KeepDraws keep;
   SampleResult r;
   Status st = sample(*store, nullptr, o, keep, &r);
   ASSERT_TRUE(st.is_ok()) << st.message();
-  ASSERT_EQ(keep.draws.size(), r.draws);
+  ASSERT_EQ(keep.draws.size(), r.draws * kChains);
   for (uint32_t j = 0; j < kDim; ++j) {
     const Summary s = summarize(keep.draws, j);
     const double sd = p.sd(j);

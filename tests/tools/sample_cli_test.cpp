@@ -66,12 +66,15 @@ class SampleCli : public ::testing::Test {
 TEST_F(SampleCli, HeartScaleMatchesStanAndWritesTheRunDirectory) {
   const std::string out = dir_.file("run");
   auto r = run_agld("sample --train " + shell_arg(store_) + " --test " + shell_arg(store_) +
-                    " --model logistic --method tmu-ca --step 3e-3 --batch 27 --iterations 1000000"
-                    " --burn-in 100000 --thin 10 --seed 41 --out " + shell_arg(out));
+                    " --model logistic --method tmu-ca --step 3e-3 --batch 27 --iterations 250000"
+                    " --burn-in 25000 --thin 10 --seed 41 --out " + shell_arg(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("theta.1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("test: average log-likelihood"), std::string::npos) << r.out;
-  EXPECT_EQ(test::list_dir(out), (std::vector<std::string>{"config.json", "draws.csv", "metrics.csv", "posterior.npy"}));
+  EXPECT_NE(r.out.find("0 of 13 above 1.01"), std::string::npos) << r.out;  // long enough: mixed
+  EXPECT_EQ(r.err.find("have not mixed"), std::string::npos) << r.err;
+  EXPECT_EQ(test::list_dir(out), (std::vector<std::string>{"config.json", "diagnostics.npy", "draws_1.csv", "draws_2.csv",
+                                                           "draws_3.csv", "draws_4.csv", "metrics.csv", "posterior.npy"}));
 
   // posterior.npy against Stan.
   const Npy npy = read_npy(out + "/posterior.npy");
@@ -85,48 +88,69 @@ TEST_F(SampleCli, HeartScaleMatchesStanAndWritesTheRunDirectory) {
     EXPECT_NEAR(npy.data[2 * j + 1] / sd, 1.0, 0.1) << "coordinate " << j + 1;
   }
 
-  // draws.csv: a Stan CSV with lp__ and the default tracked coordinates (the first 10).
-  const auto draws = read_csv(out + "/draws.csv", true);
-  ASSERT_FALSE(draws.empty());
+  // diagnostics.npy: R-hat, ESS and MCSE of every coordinate.
+  const Npy diag = read_npy(out + "/diagnostics.npy");
+  ASSERT_EQ(diag.rows, 13u);
+  ASSERT_EQ(diag.cols, 3u);
+  for (size_t j = 0; j < 13; ++j) {
+    EXPECT_LT(diag.data[3 * j], 1.01) << "coordinate " << j + 1;
+    EXPECT_GT(diag.data[3 * j + 1], 1000) << "coordinate " << j + 1;
+    EXPECT_NEAR(diag.data[3 * j + 2], npy.data[2 * j + 1] / std::sqrt(diag.data[3 * j + 1]), 1e-3 * npy.data[2 * j + 1]);
+  }
+
+  // draws_K.csv: a Stan CSV a chain with lp__ and the default tracked coordinates (the first 10).
   std::vector<std::string> header = {"lp__"};
   for (int j = 1; j <= 10; ++j) header.push_back("theta." + std::to_string(j));
-  EXPECT_EQ(draws[0], header);
-  EXPECT_EQ(draws.size(), 1 + 90000u);
-  EXPECT_LT(std::stod(draws[1][0]), 0.0);  // lp__ = -U < 0 for the logistic model
-  EXPECT_EQ(test::read_file(out + "/draws.csv").substr(0, 2), "# ");
+  for (int c = 1; c <= 4; ++c) {
+    const std::string file = out + "/draws_" + std::to_string(c) + ".csv";
+    const auto draws = read_csv(file, true);
+    ASSERT_FALSE(draws.empty());
+    EXPECT_EQ(draws[0], header);
+    EXPECT_EQ(draws.size(), 1 + 22500u);
+    EXPECT_LT(std::stod(draws[1][0]), 0.0);  // lp__ = -U < 0 for the logistic model
+    EXPECT_EQ(test::read_file(file).substr(0, 2), "# ");
+  }
 
-  // metrics.csv: 100 evaluations, the test log-likelihood of the predictive.
+  // metrics.csv: 100 evaluations, the test log-likelihood of the predictive, pooled and by chain.
   const auto metrics = read_csv(out + "/metrics.csv", false);
   ASSERT_EQ(metrics.size(), 101u);
   EXPECT_EQ(metrics[0][0], "iteration");
   EXPECT_EQ(metrics[0][7], "test_loglik");
+  EXPECT_EQ(metrics[0][10], "test_loglik_1");
+  EXPECT_EQ(metrics[0][13], "test_loglik_4");
   const auto& last = metrics.back();
-  EXPECT_EQ(last[0], "1000000");
+  EXPECT_EQ(last[0], "250000");
   EXPECT_EQ(last[5], "0");  // after burn-in
   const double ll = std::stod(last[7]), acc = std::stod(last[8]);
   EXPECT_LT(ll, -0.2);
   EXPECT_GT(ll, -0.6);  // a fit far better than chance (log 0.5 = -0.69)
   EXPECT_GT(acc, 0.75);
   EXPECT_EQ(last[9], "NaN");  // no MSE for a binary model
-  EXPECT_GT(std::stod(last[3]), 1000000.0 * 27 / 270);  // passes count refreshes too
+  for (int c = 10; c < 14; ++c) EXPECT_NEAR(std::stod(last[c]), ll, 0.01);  // each chain alone: about the same
+  EXPECT_GT(std::stod(last[3]), 250000.0 * 27 / 270);  // passes count refreshes too
 
   // config.json: the resolved options and the store's identity.
   const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
   EXPECT_EQ(cfg["snapshot"], "tmu");
   EXPECT_EQ(cfg["access"], "ca");
-  EXPECT_EQ(cfg["iterations"], 1000000);
+  EXPECT_EQ(cfg["iterations"], 250000);
+  EXPECT_EQ(cfg["chains"], 4);
+  EXPECT_EQ(cfg["draws_files"], nlohmann::json({"draws_1.csv", "draws_2.csv", "draws_3.csv", "draws_4.csv"}));
   EXPECT_EQ(cfg["refresh"], 10);
   EXPECT_EQ(cfg["train"]["rows"], 270);
   EXPECT_TRUE(cfg.contains("agld_version"));
-  EXPECT_EQ(cfg["result"]["draws"], 90000);
+  EXPECT_EQ(cfg["result"]["draws"], 22500);
   EXPECT_EQ(cfg["result"]["stopped_early"], false);
+  EXPECT_EQ(cfg["diagnostics"]["coordinates"], "all");
+  EXPECT_EQ(cfg["diagnostics"]["mixed"], true);
+  EXPECT_LT(cfg["diagnostics"]["max_rhat"].get<double>(), 1.01);
 }
 
 TEST_F(SampleCli, DefaultsRunWithoutAnyTuning) {
   const std::string out = dir_.file("run");
   auto r = run_agld("sample --train " + shell_arg(store_) + " --out " + shell_arg(out) + " --intercept --track 1-3,intercept");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const auto draws = read_csv(out + "/draws.csv", true);
+  const auto draws = read_csv(out + "/draws_1.csv", true);
   EXPECT_EQ(draws[0], (std::vector<std::string>{"lp__", "theta.1", "theta.2", "theta.3", "intercept"}));
   const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
   EXPECT_EQ(cfg["method"], "tmu-ca");
@@ -185,8 +209,15 @@ TEST_F(SampleCli, SigintStopsTheRunWithCompleteOutputs) {
   EXPECT_NE(r.out.find("exit=0"), std::string::npos) << r.out << r.err;
   const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
   EXPECT_EQ(cfg["result"]["stopped_early"], true);
-  EXPECT_GT(cfg["result"]["draws"].get<uint64_t>(), 0u);
+  const uint64_t kept = cfg["result"]["draws"].get<uint64_t>();
+  EXPECT_GT(kept, 0u);
   EXPECT_EQ(read_npy(out + "/posterior.npy").rows, 13u);
+  EXPECT_EQ(read_npy(out + "/diagnostics.npy").rows, 13u);
+  for (int c = 1; c <= 4; ++c) {  // every chain's file complete, with every kept state
+    const std::string file = out + "/draws_" + std::to_string(c) + ".csv";
+    EXPECT_EQ(read_csv(file, true).size(), 1 + kept) << file;
+    EXPECT_NE(test::read_file(file).find("(stopped early)"), std::string::npos) << file;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,171 @@
+// One chain's iteration, lazily (ALGORITHMS.md section 4): bring the batch's support to time
+// k, compute the margins and s_i = l'(y_i, m_i), step the support to k + 1 with the old A,
+// then let the strategy update sh and A. Every other coordinate stays where it was last
+// touched until it is read.
+#include "sampler/chain.hpp"
+
+#include <boost/random/uniform_real_distribution.hpp>
+#include <cstdio>
+
+#include "common/mix.hpp"
+
+namespace agld::sampler {
+
+uint64_t chain_seed(uint64_t seed, uint64_t id) { return mix64(mix64(seed ^ 0x5eed0001u) ^ id); }
+
+Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_ptr<Snapshot> snapshot)
+    : id_(id),
+      cfg_(config),
+      snap_(std::move(snapshot)),
+      noise_(chain_seed(seed, id)),
+      state_(config.dim, Langevin(config.step, config.prior_var)) {
+  if (snap_->has_aggregate()) a_.reset(cfg_.dim);
+  if (snap_->full_batch()) grad_.reset(cfg_.dim);
+  draw_.chain = id;
+}
+
+uint64_t Chain::state_bytes(const Snapshot& snap, uint64_t dim) {
+  return dim * (LazyState::kBytesPerCoordinate + (snap.has_aggregate() ? 8 : 0) + (snap.full_batch() ? 8 : 0)) +
+         snap.state_bytes();
+}
+
+void Chain::start_dispersed() {
+  std::span<double> x = state_.x();
+  if (std::isinf(cfg_.prior_var)) {
+    boost::random::uniform_real_distribution<double> u(-2.0, 2.0);
+    for (double& v : x) v = u(noise_.engine());
+  } else {
+    const double sd = std::sqrt(cfg_.prior_var);
+    for (double& v : x) v = sd * noise_();
+  }
+}
+
+Status Chain::diverged(uint64_t k) const {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", cfg_.step);
+  return Status::invalid_argument("chain " + std::to_string(id_) + " diverged at iteration " + std::to_string(k) +
+                                  " (a non-finite state): try a smaller --step than " + buf);
+}
+
+Status Chain::sync(uint64_t k, bool keep) {
+  if (!state_.sync(k, a_, noise_, &sq_)) return diverged(k);
+  if (keep) {
+    draw_.iteration = k;
+    draw_.tracked.resize(cfg_.track.size());
+    for (size_t t = 0; t < cfg_.track.size(); ++t) draw_.tracked[t] = state_.x(static_cast<uint32_t>(cfg_.track[t]));
+  }
+  return Status::ok();
+}
+
+std::span<const double> Chain::margins(const Batch& b) {
+  margins_.resize(b.size());
+  for (size_t i = 0; i < b.size(); ++i) {
+    const auto idx = b.row_indices(i);
+    const auto val = b.row_values(i);
+    double s = 0;
+    for (size_t e = 0; e < idx.size(); ++e) s += state_.x(idx[e]) * val[e];
+    margins_[i] = s;
+  }
+  return margins_;
+}
+
+void Chain::refresh_piece(const Batch& rows) { snap_->refresh_piece(rows, margins(rows), a_); }
+
+Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
+  const size_t n = b.size();
+  margins_.resize(n);
+  s_.resize(n);
+  sh_.resize(n);
+  // The batch's coordinates are scattered over d: ask for their state's cache lines first,
+  // so that the misses overlap instead of queueing behind each jump (bench/sample_bench.sh).
+  for (size_t i = 0; i < n; ++i) {
+    for (uint32_t j : b.row_indices(i)) state_.prefetch(j);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto idx = b.row_indices(i);
+    const auto val = b.row_values(i);
+    double m = 0;
+    for (size_t e = 0; e < idx.size(); ++e) {
+      const uint32_t j = idx[e];
+      if (!state_.in_support(j)) state_.enter(j, k, a_of(j), noise_);
+      m += state_.x(j) * val[e];
+    }
+    if (!std::isfinite(m)) {
+      state_.leave_support(k);
+      return diverged(k);
+    }
+    margins_[i] = m;
+  }
+  const model::Model& model = *cfg_.model;
+  for (size_t i = 0; i < n; ++i) s_[i] = model.dloss(b.labels[i], margins_[i]);
+  snap_->shadows(b, sh_);
+  if (keep) {
+    double loss = 0;
+    for (size_t i = 0; i < n; ++i) loss += model.loss(b.labels[i], margins_[i]);
+    draw_.lp = -(0.5 * sq_ * state_.dynamics().inv_prior_var() +
+                 static_cast<double>(cfg_.rows) / static_cast<double>(n) * loss);
+  }
+  if (!do_step) {
+    state_.leave_support(k);
+    return Status::ok();
+  }
+  // g = (N/n) sum_i (s_i - sh_i) x_i, gathered by support slot.
+  const double scale = static_cast<double>(cfg_.rows) / static_cast<double>(n);
+  g_.assign(state_.support().size(), 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    const double c = scale * (s_[i] - sh_[i]);
+    if (c == 0) continue;
+    const auto idx = b.row_indices(i);
+    const auto val = b.row_values(i);
+    for (size_t e = 0; e < idx.size(); ++e) g_[state_.slot(idx[e])] += c * val[e];
+  }
+  const Langevin& ld = state_.dynamics();
+  if (cfg_.dense) {  // every coordinate, one plain step (no jumps): the reference for the tests
+    for (uint32_t j = 0; j < cfg_.dim; ++j) {
+      const double g = state_.in_support(j) ? g_[state_.slot(j)] : 0.0;
+      state_.set(j, ld.step(state_.x(j), g, a_of(j), noise_()));
+    }
+    state_.leave_support(k);
+    state_.all_at(k + 1);
+  } else {
+    const std::span<const uint32_t> support = state_.support();
+    for (size_t s = 0; s < support.size(); ++s) {
+      const uint32_t j = support[s];
+      state_.set(j, ld.step(state_.x(j), g_[s], a_of(j), noise_()));
+    }
+    state_.leave_support(k + 1);
+  }
+  snap_->after_step(b, s_, a_);
+  return Status::ok();
+}
+
+void Chain::full_piece(const Batch& rows) {
+  const std::span<const double> m = margins(rows);
+  const model::Model& model = *cfg_.model;
+  s_.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    full_loss_ += model.loss(rows.labels[i], m[i]);
+    s_[i] = model.dloss(rows.labels[i], m[i]);
+  }
+  add_rows(grad_, rows, s_);
+}
+
+Status Chain::full_step(uint64_t k, bool keep, bool do_step) {
+  if (keep) draw_.lp = -(0.5 * sq_ * state_.dynamics().inv_prior_var() + full_loss_);
+  full_loss_ = 0;
+  if (!do_step) {
+    std::fill(grad_.begin(), grad_.end(), 0.0);
+    return Status::ok();
+  }
+  const Langevin& ld = state_.dynamics();
+  for (uint32_t j = 0; j < cfg_.dim; ++j) {
+    const double v = ld.step(state_.x(j), grad_[j], 0.0, noise_());
+    grad_[j] = 0;
+    if (!std::isfinite(v)) return diverged(k);
+    state_.set(j, v);
+  }
+  state_.all_at(k + 1);
+  return Status::ok();
+}
+
+}  // namespace agld::sampler

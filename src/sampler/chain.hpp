@@ -1,0 +1,92 @@
+// One chain (ALGORITHMS.md section 7): its lazy state, its snapshot strategy and aggregate,
+// its noise, its kept state's record, and its scratch. A chain never reads data: the engine
+// hands it batches (its own, or the ones every chain shares) and the rows of refreshes.
+// Chains share nothing mutable, so the engine steps them on any threads in any order and
+// the draws stay the same. Internal to the sampler layer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "agld/reader.hpp"
+#include "agld/sample.hpp"
+#include "common/huge_array.hpp"
+#include "model/model.hpp"
+#include "sampler/lazy_state.hpp"
+#include "sampler/snapshot.hpp"
+
+namespace agld::sampler {
+
+struct ChainConfig {
+  uint64_t rows = 0;      // N
+  uint64_t dim = 0;       // d
+  double step = 0;
+  double prior_var = 1;
+  bool dense = false;     // every coordinate, every iteration (the tests' reference)
+  const model::Model* model = nullptr;
+  std::vector<uint64_t> track;
+};
+
+// The seed of chain `id` of a run with seed `seed`: a one-chain run with --chain-id id and
+// the same seed is that chain.
+uint64_t chain_seed(uint64_t seed, uint64_t id);
+
+class Chain {
+ public:
+  Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_ptr<Snapshot> snapshot);
+
+  // Bytes of one chain's state for this strategy and d (the scratch apart).
+  static uint64_t state_bytes(const Snapshot& snapshot, uint64_t dim);
+
+  uint64_t id() const { return id_; }
+  Snapshot& snapshot() { return *snap_; }
+  std::span<const double> theta() const { return state_.x(); }
+  const DrawRecord& draw() const { return draw_; }
+
+  // x_0: each coordinate drawn from the prior N(0, prior_var) (uniform on (-2, 2) for a
+  // flat prior), from the chain's own noise.
+  void start_dispersed();
+
+  // Brings every coordinate to k; with `keep`, also records the kept state's tracked
+  // coordinates and |theta|^2 for lp__. Fails if a coordinate is not finite.
+  Status sync(uint64_t k, bool keep = false);
+  bool sync_due(uint64_t k) const { return state_.gap_due(k); }
+
+  // Iteration k on batch b: margins at x_k (lp__ if `keep`: the state must have been synced
+  // with keep), then, if `step`, the step to k + 1 and the strategy's update.
+  Status step(uint64_t k, const Batch& b, bool keep, bool do_step);
+
+  // `full` (every row every step): theta is current everywhere; each piece of the pass
+  // adds its rows' gradients (and loss); then the step.
+  void full_piece(const Batch& rows);
+  Status full_step(uint64_t k, bool keep, bool do_step);
+
+  // A refresh at theta (current everywhere): begin, pieces, as the strategy asks.
+  void begin_refresh() { snap_->begin_refresh(state_.x(), a_); }
+  void refresh_piece(const Batch& rows);
+
+  // Margins theta . x_i of the rows (every coordinate of the rows current), into the
+  // chain's own scratch, valid until the next call.
+  std::span<const double> margins(const Batch& rows);
+
+ private:
+  double a_of(uint32_t j) const { return a_.empty() ? 0.0 : a_[j]; }
+  Status diverged(uint64_t k) const;
+
+  uint64_t id_;
+  ChainConfig cfg_;
+  std::unique_ptr<Snapshot> snap_;
+  Noise noise_;
+  LazyState state_;
+  HugeArray<double> a_;     // the aggregate A (strategies with one)
+  HugeArray<double> grad_;  // `full`: the whole gradient of a step
+  double full_loss_ = 0;
+  double sq_ = 0;           // |theta|^2 at the last kept sync
+  DrawRecord draw_;
+  // Scratch.
+  std::vector<double> margins_, s_, sh_, g_;
+};
+
+}  // namespace agld::sampler

@@ -1,0 +1,461 @@
+// sample(): K chains of a Langevin sampler of the AGLD family on a store (docs/samplers.md).
+//
+// The engine is the loop. It owns the readers and reads each batch once for every chain
+// that needs it: under `ca` (or --share-batches) every chain steps on the same batch; under
+// a random order one reader yields every chain's own seeded sequence (ReaderOptions::streams)
+// and each chain steps on its slice. Refresh passes and test evaluations are read once too,
+// and every chain takes each piece. The chains (sampler/chain.hpp) share nothing mutable, so
+// they step on all cores (oneTBB) and the draws do not depend on the threads: K chains in one
+// run are K one-chain runs with --chain-id. Kept states feed the pooled moments and the
+// online diagnostics, coordinate by coordinate in chain order, also on all cores.
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+#include "agld/reader.hpp"
+#include "agld/sample.hpp"
+#include "common/proc.hpp"
+#include "diagnostics/online_diagnostics.hpp"
+#include "model/model.hpp"
+#include "sampler/chain.hpp"
+#include "sampler/intercept.hpp"
+#include "sampler/moments.hpp"
+#include "sampler/pass_stream.hpp"
+#include "sampler/plan.hpp"
+#include "sampler/predictive.hpp"
+#include "sampler/snapshot.hpp"
+
+namespace agld {
+namespace {
+
+using sampler::Chain;
+using sampler::MemoryPlan;
+using sampler::PassStream;
+using Clock = std::chrono::steady_clock;
+
+// Batches smaller than this (nonzeros, all chains) step the chains on the calling thread:
+// handing them to other threads would cost more than the work.
+constexpr uint64_t kParallelNnz = 4096;
+constexpr uint64_t kRangeGrain = 1 << 14;  // coordinates a task, for O(d) sweeps
+
+class Engine {
+ public:
+  Engine(const Store& train, const Store* test, const ResolvedSample& run, MemoryPlan plan,
+         std::unique_ptr<model::Model> model)
+      : train_(train),
+        test_(test),
+        run_(run),
+        plan_(std::move(plan)),
+        model_(std::move(model)),
+        arena_(run.options.threads ? static_cast<int>(run.options.threads) : tbb::task_arena::automatic),
+        intercept_(run.options.intercept, static_cast<uint32_t>(run.dim - 1)),
+        test_intercept_(run.options.intercept, static_cast<uint32_t>(run.dim - 1)),
+        moments_(run.dim),
+        diagnostics_(run.dim, plan_.diagnosed, run.options.chains, run.draws) {}
+
+  Status run(SampleObserver& obs, SampleResult* result);
+
+ private:
+  // f(chain) for every chain, on all cores if `parallel`; the first failure in chain order.
+  template <typename F>
+  Status for_chains(F&& f, bool parallel = true) {
+    const size_t k = chains_.size();
+    if (!parallel || k == 1 || arena_.max_concurrency() == 1) {
+      for (auto& c : chains_) {
+        Status st = f(*c);
+        if (!st.is_ok()) return st;
+      }
+      return Status::ok();
+    }
+    std::vector<Status> st(k);
+    arena_.execute([&] { tbb::parallel_for(size_t{0}, k, [&](size_t c) { st[c] = f(*chains_[c]); }); });
+    for (const Status& s : st) {
+      if (!s.is_ok()) return s;
+    }
+    return Status::ok();
+  }
+  // f(i0, i1) over [0, n) in ranges, on all cores.
+  template <typename F>
+  void for_ranges(uint64_t n, F&& f) {
+    arena_.execute([&] {
+      tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n, kRangeGrain),
+                        [&](const tbb::blocked_range<uint64_t>& r) { f(r.begin(), r.end()); });
+    });
+  }
+
+  Status open_readers();
+  Status sync_all(uint64_t k, bool keep);
+  void keep_states();
+  Status refresh();
+  Status batch_iteration(uint64_t k, bool keep, bool do_step);
+  Status full_iteration(uint64_t k, bool keep, bool do_step);
+  Status emit(uint64_t k);
+  Status evaluate(uint64_t k, SampleObserver& obs);
+  void progress(uint64_t k, SampleObserver& obs);
+  void finish(bool stopped, SampleResult* result);
+
+  // A chain's slice of a batch read by the main reader.
+  Batch slice(const Batch& b, size_t c) const {
+    return run_.own_streams && chains_.size() > 1 ? b.slice(c * run_.batch, run_.batch) : b;
+  }
+  bool is_draw(uint64_t j) const { return j > run_.burn_in && (j - run_.burn_in) % run_.thin == 0; }
+  bool is_eval(uint64_t j) const {
+    return j > 0 && ((run_.eval_every && j % run_.eval_every == 0) || j == run_.iterations);
+  }
+  double sample_seconds() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count() - eval_seconds_;
+  }
+  uint64_t bytes_read() const {
+    return (main_ ? main_->stats().bytes_read : 0) + (pass_ ? pass_->reader().stats().bytes_read : 0);
+  }
+  std::vector<std::span<const double>> states() const {
+    std::vector<std::span<const double>> s;
+    for (const auto& c : chains_) s.push_back(c->theta());
+    return s;
+  }
+
+  const Store& train_;
+  const Store* test_;
+  ResolvedSample run_;
+  MemoryPlan plan_;
+  std::unique_ptr<model::Model> model_;
+  tbb::task_arena arena_;
+  sampler::Intercept intercept_, test_intercept_;
+  std::vector<std::unique_ptr<Chain>> chains_;
+  bool parallel_steps_ = false;  // batches large enough to step the chains on all cores
+
+  std::unique_ptr<Reader> main_;
+  std::unique_ptr<PassStream> pass_, test_stream_;
+
+  sampler::PooledMoments moments_;
+  diagnostics::OnlineDiagnostics diagnostics_;
+  std::unique_ptr<sampler::Predictive> predictive_;
+  // Each chain's kept lp__ and tracked values ([chain][column]), grown as they come.
+  std::vector<std::vector<std::vector<double>>> tracked_draws_;
+  uint64_t draws_ = 0;                              // kept states of each chain
+  SampleObserver* obs_ = nullptr;
+
+  // Accounting.
+  uint64_t rows_read_ = 0, grad_evals_ = 0;
+  Clock::time_point start_, last_progress_;
+  double eval_seconds_ = 0;
+  std::optional<EvalRecord> last_eval_;
+};
+
+Status Engine::open_readers() {
+  if (plan_.main) {
+    ReaderOptions o = sampler::main_reader_options(run_);
+    o.memory = plan_.main;
+    Status st = Reader::open(train_, o, &main_);
+    if (!st.is_ok()) return st;
+  }
+  if (plan_.pass) {
+    ReaderOptions o = sampler::pass_reader_options(train_, run_.options.seed);
+    o.memory = plan_.pass;
+    std::unique_ptr<Reader> r;
+    Status st = Reader::open(train_, o, &r);
+    if (!st.is_ok()) return st;
+    pass_ = std::make_unique<PassStream>(std::move(r));
+  }
+  if (test_) {
+    ReaderOptions o = sampler::pass_reader_options(*test_, run_.options.seed);
+    o.memory = plan_.test;
+    std::unique_ptr<Reader> r;
+    Status st = Reader::open(*test_, o, &r);
+    if (!st.is_ok()) return st;
+    test_stream_ = std::make_unique<PassStream>(std::move(r));
+  }
+  return Status::ok();
+}
+
+Status Engine::sync_all(uint64_t k, bool keep) {
+  return for_chains([&](Chain& c) { return c.sync(k, keep); });
+}
+
+// Every chain's kept state (every coordinate current) into the moments and the diagnostics.
+void Engine::keep_states() {
+  const auto s = states();
+  moments_.prepare(s.size());
+  for_ranges(run_.dim, [&](uint64_t j0, uint64_t j1) { moments_.add(s, j0, j1); });
+  moments_.next_draw(s.size());
+  for_ranges(diagnostics_.covered(), [&](uint64_t i0, uint64_t i1) { diagnostics_.add(s, i0, i1); });
+  diagnostics_.next_draw();
+}
+
+// A refresh of every chain's snapshot at its theta (every coordinate current), the start's
+// included: the rows are read once, and every chain takes each piece.
+Status Engine::refresh() {
+  const sampler::RefreshRows rows = chains_.front()->snapshot().refresh_rows();
+  if (rows == sampler::RefreshRows::kNone) return Status::ok();
+  Status st = for_chains([](Chain& c) { c.begin_refresh(); return Status::ok(); });
+  if (!st.is_ok()) return st;
+  const size_t k = chains_.size();
+  if (rows == sampler::RefreshRows::kFullPass) {
+    st = pass_->take(run_.rows, [&](const Batch& piece) {
+      const Batch& b = intercept_(piece);
+      (void)for_chains([&](Chain& c) { c.refresh_piece(b); return Status::ok(); });
+    });
+    rows_read_ += run_.rows;
+    grad_evals_ += run_.rows * k;
+    return st;
+  }
+  // ptu+: snapshot_batch rows of each chain's sequence, whole batches of the main reader.
+  for (uint64_t got = 0; got < run_.snapshot_batch; got += run_.batch) {
+    Batch raw;
+    st = main_->next(&raw);
+    if (!st.is_ok()) return st;
+    const Batch& b = intercept_(raw);
+    rows_read_ += b.size();
+    grad_evals_ += run_.batch * k;
+    st = for_chains([&](Chain& c) {
+      c.refresh_piece(slice(b, static_cast<size_t>(c.id() - run_.options.chain_id)));
+      return Status::ok();
+    });
+    if (!st.is_ok()) return st;
+  }
+  return Status::ok();
+}
+
+Status Engine::batch_iteration(uint64_t k, bool keep, bool do_step) {
+  Batch raw;
+  Status st = main_->next(&raw);
+  if (!st.is_ok()) return st;
+  const Batch& b = intercept_(raw);
+  rows_read_ += b.size();
+  grad_evals_ += run_.batch * chains_.size() * (1 + chains_.front()->snapshot().shadow_cost());
+  std::vector<Status> status(chains_.size());
+  auto one = [&](size_t c) { status[c] = chains_[c]->step(k, slice(b, c), keep, do_step); };
+  if (parallel_steps_) {
+    arena_.execute([&] { tbb::parallel_for(size_t{0}, chains_.size(), one); });
+  } else {
+    for (size_t c = 0; c < chains_.size(); ++c) one(c);
+  }
+  for (const Status& s : status) {
+    if (!s.is_ok()) return s;
+  }
+  return Status::ok();
+}
+
+// `full`: the batch is every row, read once for every chain. theta is current everywhere.
+Status Engine::full_iteration(uint64_t k, bool keep, bool do_step) {
+  Status st = pass_->take(run_.rows, [&](const Batch& piece) {
+    const Batch& b = intercept_(piece);
+    (void)for_chains([&](Chain& c) { c.full_piece(b); return Status::ok(); });
+  });
+  if (!st.is_ok()) return st;
+  rows_read_ += run_.rows;
+  grad_evals_ += run_.rows * chains_.size();
+  return for_chains([&](Chain& c) { return c.full_step(k, keep, do_step); });
+}
+
+// The kept states of iteration k, chain by chain: the observer's draws, the tracked draws.
+Status Engine::emit(uint64_t k) {
+  (void)k;
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    const DrawRecord& d = chains_[c]->draw();
+    tracked_draws_[c][0].push_back(d.lp);
+    for (size_t t = 0; t < d.tracked.size(); ++t) tracked_draws_[c][t + 1].push_back(d.tracked[t]);
+    Status st = obs_->on_draw(d);
+    if (!st.is_ok()) return st;
+  }
+  ++draws_;
+  return Status::ok();
+}
+
+Status Engine::evaluate(uint64_t j, SampleObserver& obs) {
+  const auto t0 = Clock::now();
+  EvalRecord e;
+  e.iteration = j;
+  e.seconds = sample_seconds();
+  e.passes = static_cast<double>(rows_read_) / static_cast<double>(run_.rows);
+  e.grad_evals = grad_evals_;
+  e.burn_in = j <= run_.burn_in;
+  e.test_loglik = e.test_accuracy = e.test_mse = std::numeric_limits<double>::quiet_NaN();
+  if (test_stream_) {
+    predictive_->begin(!e.burn_in);
+    std::vector<std::span<const double>> margins(chains_.size());
+    Status st = test_stream_->take(test_->meta().rows, [&](const Batch& piece) {
+      const Batch& b = test_intercept_(piece);
+      arena_.execute([&] {
+        tbb::parallel_for(size_t{0}, chains_.size(), [&](size_t c) { margins[c] = chains_[c]->margins(b); });
+      });
+      predictive_->add(b, margins);
+    });
+    if (!st.is_ok()) return st;
+    predictive_->end(&e);
+  }
+  e.bytes_read = bytes_read();
+  e.memory_bytes = process_rss_bytes();
+  eval_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  e.eval_seconds = eval_seconds_;
+  last_eval_ = e;
+  return obs.on_eval(e);
+}
+
+void Engine::progress(uint64_t k, SampleObserver& obs) {
+  const auto now = Clock::now();
+  if (now - last_progress_ < std::chrono::milliseconds(500)) return;
+  last_progress_ = now;
+  Progress p;
+  p.iteration = k + 1;
+  p.iterations = run_.iterations;
+  p.passes = static_cast<double>(rows_read_) / static_cast<double>(run_.rows);
+  p.seconds = std::chrono::duration<double>(now - start_).count();
+  p.rows = rows_read_;
+  p.bytes_read = bytes_read();
+  p.memory_bytes = process_rss_bytes();
+  p.memory_budget = run_.options.memory;
+  if (last_eval_ && !std::isnan(last_eval_->test_loglik)) p.test_loglik = last_eval_->test_loglik;
+  obs.on_progress(p);
+}
+
+Status Engine::run(SampleObserver& obs, SampleResult* result) {
+  start_ = last_progress_ = Clock::now();
+  obs_ = &obs;
+  const sampler::SnapshotInfo* info = sampler::find_snapshot(run_.snapshot);
+  sampler::ChainConfig cfg;
+  cfg.rows = run_.rows;
+  cfg.dim = run_.dim;
+  cfg.step = run_.step;
+  cfg.prior_var = run_.options.prior_var;
+  cfg.dense = run_.options.dense;
+  cfg.model = model_.get();
+  cfg.track = run_.options.track;
+  for (uint64_t c = 0; c < run_.options.chains; ++c) {
+    auto snap = info->make({run_.rows, run_.dim, run_.refresh, run_.snapshot_batch, model_.get()});
+    chains_.push_back(std::make_unique<Chain>(run_.options.chain_id + c, run_.options.seed, cfg, std::move(snap)));
+  }
+  const StoreMeta& m = train_.meta();
+  const uint64_t batch_nnz = run_.batch * ((m.nnz + m.rows - 1) / m.rows + 1);
+  parallel_steps_ = batch_nnz * chains_.size() >= kParallelNnz && !chains_.front()->snapshot().full_batch();
+  tracked_draws_.assign(chains_.size(), std::vector<std::vector<double>>(run_.options.track.size() + 1));
+  if (test_) predictive_ = std::make_unique<sampler::Predictive>(test_->meta().rows, chains_.size(), *model_);
+  Status st = open_readers();
+  if (!st.is_ok()) return st;
+  st = obs.on_start(run_);
+  if (!st.is_ok()) return st;
+  st = for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); });
+  if (st.is_ok()) st = refresh();
+  if (!st.is_ok()) return st;
+
+  const uint64_t K = run_.iterations;
+  const bool full = chains_.front()->snapshot().full_batch();
+  bool stopped = false;
+  uint64_t k = 0;
+  for (; k <= K; ++k) {
+    const bool last = k == K;
+    const bool keep = is_draw(k), eval = is_eval(k);
+    if (keep || eval || full || chains_.front()->sync_due(k)) {
+      st = sync_all(k, keep);
+      if (!st.is_ok()) return st;
+    }
+    if (keep) keep_states();
+    if (eval) {
+      st = evaluate(k, obs);
+      if (!st.is_ok()) return st;
+    }
+    if (last && !keep) break;
+    st = full ? full_iteration(k, keep, !last) : batch_iteration(k, keep, !last);
+    if (!st.is_ok()) return st;
+    if (keep) {
+      st = emit(k);
+      if (!st.is_ok()) return st;
+    }
+    if (last) break;
+    if (chains_.front()->snapshot().refresh_due(k)) {
+      st = sync_all(k + 1, false);
+      if (st.is_ok()) st = refresh();
+      if (!st.is_ok()) return st;
+    }
+    if ((k & 63) == 63) {
+      progress(k, obs);
+      if (obs.stop_requested() || (run_.options.time_limit && sample_seconds() > *run_.options.time_limit)) {
+        stopped = true;
+        break;
+      }
+    }
+  }
+  if (stopped && run_.eval_every && (!last_eval_ || last_eval_->iteration != k + 1)) {  // evaluate where it stopped
+    st = sync_all(k + 1, false);
+    if (st.is_ok()) st = evaluate(k + 1, obs);
+    if (!st.is_ok()) return st;
+  }
+  finish(stopped, result);
+  return Status::ok();
+}
+
+void Engine::finish(bool stopped, SampleResult* out) {
+  SampleResult r;
+  r.run = run_;
+  r.draws = draws_;
+  moments_.finish(&r.mean, &r.sd);
+  r.rhat.resize(run_.dim);
+  r.ess.resize(run_.dim);
+  r.mcse.resize(run_.dim);
+  diagnostics_.finish(r.rhat, r.ess, r.mcse);
+  DiagnosticsSummary& s = r.diagnostics;
+  s.covered = diagnostics_.covered();
+  s.max_rhat = s.min_ess = std::numeric_limits<double>::quiet_NaN();
+  for (uint64_t i = 0; i < s.covered; ++i) {
+    const uint64_t j = diagnostics_.coordinate(i);
+    if (std::isfinite(r.rhat[j])) {
+      ++s.finite;
+      if (!(r.rhat[j] <= s.max_rhat)) {
+        s.max_rhat = r.rhat[j];
+        s.max_rhat_at = j;
+      }
+      s.rhat_above += r.rhat[j] > 1.01;
+    }
+    if (std::isfinite(r.ess[j]) && !(r.ess[j] >= s.min_ess)) {
+      s.min_ess = r.ess[j];
+      s.min_ess_at = j;
+    }
+  }
+  // The tracked draws, a column at a time, chain-major.
+  r.tracked_draws.resize(run_.options.track.size() + 1);
+  for (size_t t = 0; t < r.tracked_draws.size(); ++t) {
+    for (auto& chain : tracked_draws_) {
+      r.tracked_draws[t].insert(r.tracked_draws[t].end(), chain[t].begin(), chain[t].end());
+      std::vector<double>().swap(chain[t]);
+    }
+  }
+  r.last_eval = last_eval_;
+  r.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  r.stopped_early = stopped;
+  *out = std::move(r);
+}
+
+// Everything sample() needs before it starts: the resolved options and the memory plan
+// (resolve_sample() stops here).
+Status prepare(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* r,
+               MemoryPlan* plan) {
+  Status st = sampler::resolve_options(train, test, options, r);
+  if (!st.is_ok()) return st;
+  auto model = model::find_model(r->options.model)->make(r->options);
+  const auto snap = sampler::find_snapshot(r->snapshot)->make({r->rows, r->dim, r->refresh, r->snapshot_batch, model.get()});
+  return sampler::plan_memory(train, test, r, *snap, plan);
+}
+
+}  // namespace
+
+Status resolve_sample(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* out) {
+  MemoryPlan plan;
+  return prepare(train, test, options, out, &plan);
+}
+
+Status sample(const Store& train, const Store* test, const SampleOptions& options, SampleObserver& observer,
+              SampleResult* out) {
+  ResolvedSample r;
+  MemoryPlan plan;
+  Status st = prepare(train, test, options, &r, &plan);
+  if (!st.is_ok()) return st;
+  Engine engine(train, test, r, std::move(plan), model::find_model(r.options.model)->make(r.options));
+  return engine.run(observer, out);
+}
+
+}  // namespace agld

@@ -1,0 +1,120 @@
+// The lazy per-coordinate state of one chain (ALGORITHMS.md section 4): the positions x and,
+// per coordinate, the iteration it was last brought to. Between two touches of coordinate j
+// the dynamics is a linear Gaussian recursion with constant coefficients (A_j changes only
+// when a row with j is in the batch, or at a refresh), so the steps j skipped are applied in
+// one exact jump when j is next read (bring). Internal to the sampler layer.
+//
+// The dynamics is the template's seam: today overdamped Langevin (sampler/langevin.hpp,
+// one number a coordinate); a dynamics with a momentum, or per-coordinate steps, brings its
+// own step and jump and keeps this bookkeeping.
+//
+// A stamp is a 31-bit offset from the last moment every coordinate was current (sync); a
+// full catch-up is due before it could overflow (gap_due). While iteration k runs, the
+// coordinates of its batch's support carry a flag and their slot in the support instead:
+// the support's gradient is gathered by slot, not in a d-long scratch array.
+#pragma once
+
+#include <boost/random/normal_distribution.hpp>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "common/huge_array.hpp"
+#include "sampler/langevin.hpp"
+
+namespace agld::sampler {
+
+// A chain's Gaussian noise: its own engine, so that chains never share a stream.
+class Noise {
+ public:
+  explicit Noise(uint64_t seed) : engine_(seed) {}
+  double operator()() { return normal_(engine_); }
+  std::mt19937_64& engine() { return engine_; }
+
+ private:
+  std::mt19937_64 engine_;
+  boost::random::normal_distribution<double> normal_;
+};
+
+class LazyState {
+ public:
+  static constexpr uint32_t kInSupport = 0x80000000u;  // flag: the low bits are the slot
+  static constexpr uint64_t kMaxGap = 0x7FFFFFF0u;
+
+  // d coordinates at zero; the dynamics (its jump memo is the chain's own: not shared).
+  LazyState(uint64_t d, Langevin dynamics) : dyn_(std::move(dynamics)), x_(d), stamp_(d) {}
+
+  // Bytes a coordinate costs.
+  static constexpr uint64_t kBytesPerCoordinate = sizeof(double) + sizeof(uint32_t);
+
+  uint64_t dim() const { return x_.size(); }
+  const Langevin& dynamics() const { return dyn_; }
+  std::span<double> x() { return x_; }
+  std::span<const double> x() const { return x_; }
+  double x(uint32_t j) const { return x_[j]; }
+
+  // Brings j to time k: the steps it skipped, in one exact jump (a_j: its aggregate).
+  void bring(uint32_t j, uint64_t k, double a_j, Noise& noise) {
+    const uint32_t now = offset(k);
+    const uint32_t gap = now - stamp_[j];
+    if (gap) x_[j] = dyn_.advance(x_[j], a_j, gap, noise());
+    stamp_[j] = now;
+  }
+
+  // The support of iteration k. enter() brings j to k and gives it the next slot; slot()
+  // is then its place; leave_support() steps nothing but stamps the support k + 1 (after
+  // the caller has stepped it) or k (not stepped).
+  bool in_support(uint32_t j) const { return (stamp_[j] & kInSupport) != 0; }
+  uint32_t slot(uint32_t j) const { return stamp_[j] & ~kInSupport; }
+  void enter(uint32_t j, uint64_t k, double a_j, Noise& noise) {
+    bring(j, k, a_j, noise);
+    stamp_[j] = kInSupport | static_cast<uint32_t>(support_.size());
+    support_.push_back(j);
+  }
+  std::span<const uint32_t> support() const { return support_; }
+  void set(uint32_t j, double v) { x_[j] = v; }
+  void leave_support(uint64_t at) {
+    const uint32_t s = offset(at);
+    for (uint32_t j : support_) stamp_[j] = s;
+    support_.clear();
+  }
+  // Prefetches the state of coordinate j (its cache lines, before a walk of the batch).
+  void prefetch(uint32_t j) const {
+    __builtin_prefetch(&stamp_[j]);
+    __builtin_prefetch(&x_[j]);
+  }
+
+  // Brings every coordinate to k (a: the aggregate, empty for none). Returns whether every
+  // coordinate is finite; *sq (if given) gets |x|^2.
+  bool sync(uint64_t k, std::span<const double> a, Noise& noise, double* sq = nullptr) {
+    bool finite = true;
+    double s = 0;
+    const uint64_t d = x_.size();
+    for (uint64_t j = 0; j < d; ++j) {
+      bring(static_cast<uint32_t>(j), k, a.empty() ? 0.0 : a[j], noise);
+      stamp_[j] = 0;
+      const double v = x_[j];
+      finite &= std::isfinite(v);
+      s += v * v;
+    }
+    base_ = k;
+    if (sq) *sq = s;
+    return finite;
+  }
+  // After a step of every coordinate at once (the dense and full-batch paths): all are at k.
+  void all_at(uint64_t k) { base_ = k; std::fill(stamp_.begin(), stamp_.end(), 0u); }
+  bool gap_due(uint64_t k) const { return k - base_ >= kMaxGap; }
+
+ private:
+  uint32_t offset(uint64_t k) const { return static_cast<uint32_t>(k - base_); }
+
+  Langevin dyn_;
+  HugeArray<double> x_;      // read at random: huge pages (common/huge_array.hpp)
+  HugeArray<uint32_t> stamp_;
+  uint64_t base_ = 0;        // the iteration of the last sync
+  std::vector<uint32_t> support_;
+};
+
+}  // namespace agld::sampler

@@ -1,0 +1,131 @@
+// How --memory is split (docs/samplers.md, "Memory"): the process as it stands, K chains'
+// states, the accumulators the chains share (pooled moments, the predictive, the tracked
+// draws), the readers' least shares; then the online diagnostics, over every coordinate if
+// that leaves the readers room, else over a stated seeded sample; the readers get the rest.
+#include <algorithm>
+#include <cstdio>
+
+#include "common/mix.hpp"
+#include "common/proc.hpp"
+#include "diagnostics/online_diagnostics.hpp"
+#include "sampler/chain.hpp"
+#include "sampler/moments.hpp"
+#include "sampler/plan.hpp"
+#include "sampler/predictive.hpp"
+
+namespace agld::sampler {
+namespace {
+
+std::string mib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// m of the coordinates [0, d) drawn without replacement (Knuth's selection sampling, in
+// ascending order), with the tracked ones added; seeded.
+std::vector<uint64_t> seeded_sample(uint64_t d, uint64_t m, const std::vector<uint64_t>& tracked, uint64_t seed) {
+  std::vector<uint64_t> out;
+  out.reserve(m + tracked.size());
+  uint64_t need = m;
+  for (uint64_t j = 0; j < d && need > 0; ++j) {
+    const double u = static_cast<double>(mix64(seed ^ mix64(j)) >> 11) * 0x1.0p-53;
+    if (u * static_cast<double>(d - j) < static_cast<double>(need)) {
+      out.push_back(j);
+      --need;
+    }
+  }
+  out.insert(out.end(), tracked.begin(), tracked.end());
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, const Snapshot& snap, MemoryPlan* out) {
+  ResolvedSample& r = *rp;
+  const uint64_t d = r.dim, k = r.options.chains;
+  const uint64_t test_rows = test ? test->meta().rows : 0;
+  const StoreMeta& m = train.meta();
+  const uint64_t avg_nnz = (m.nnz + m.rows - 1) / std::max<uint64_t>(m.rows, 1) + 1;
+  MemoryPlan p;
+  // A chain: its state, and its scratch (a batch's margins and coefficients, its support and
+  // gradient, a pass piece's margins, its kept state's record).
+  const uint64_t batch_nnz = snap.full_batch() ? 0 : r.batch * avg_nnz;
+  p.chain = Chain::state_bytes(snap, d) + (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
+            kPassBatch * 8 + r.options.track.size() * 8;
+  // Shared: the pooled moments, the predictive, every chain's kept lp__ and tracked values.
+  // The predictive and the tracked draws grow with the chains: they count in what a chain costs.
+  const uint64_t per_chain = p.chain + (r.options.track.size() + 1) * r.draws * 8 +
+                             (Predictive::bytes(test_rows, 1) - Predictive::bytes(test_rows, 0));
+  const uint64_t fixed = PooledMoments::bytes(d) + Predictive::bytes(test_rows, 0);
+  p.shared = fixed + k * (per_chain - p.chain);
+  p.baseline = process_rss_bytes();
+  const uint64_t budget = r.options.memory;
+  const ReaderOptions main_opt = main_reader_options(r);
+  const bool need_main = !snap.full_batch();
+  const bool need_pass = snap.refresh_rows() == RefreshRows::kFullPass || snap.full_batch();
+  const uint64_t main_min = need_main ? reader_min_memory(train, main_opt) : 0;
+  const uint64_t pass_min = need_pass ? reader_min_memory(train, pass_reader_options(train, 0)) : 0;
+  const uint64_t test_min = test ? reader_min_memory(*test, pass_reader_options(*test, 0)) : 0;
+  const uint64_t readers_min = main_min + pass_min + test_min;
+  const uint64_t need = p.baseline + fixed + k * per_chain + readers_min;
+  if (budget < need) {
+    const uint64_t rest = p.baseline + fixed + readers_min;
+    const uint64_t fit = budget > rest ? (budget - rest) / per_chain : 0;
+    return Status::invalid_argument(
+        "--memory " + mib(budget) + " is too small for " + std::to_string(k) + " chain" + (k == 1 ? "" : "s") +
+        " of " + r.snapshot + "-" + r.access + " on this store: a chain takes " + mib(per_chain) +
+        ", what the chains share " + mib(fixed) + ", the readers at least " + mib(readers_min) + " and the process " +
+        mib(p.baseline) + "; " +
+        (fit == 0 ? std::string("not even one chain fits")
+                  : std::to_string(fit) + " chain" + (fit == 1 ? "" : "s") + " would fit (--chains " + std::to_string(fit) + ")") +
+        ", or give at least " + mib(need));
+  }
+  uint64_t left = budget - need;
+  // The diagnostics: every coordinate if that takes at most half of what is left, or leaves
+  // the readers enough to keep their stores whole; else a seeded sample in that half.
+  const uint64_t per_coord = diagnostics::OnlineDiagnostics::bytes_per_coordinate(k);
+  uint64_t readers_whole = 0;
+  if (need_main) readers_whole += reader_whole_store_memory(train, main_opt);
+  if (need_pass) readers_whole += reader_whole_store_memory(train, pass_reader_options(train, 0));
+  if (test) readers_whole += reader_whole_store_memory(*test, pass_reader_options(*test, 0));
+  const uint64_t all = d * per_coord;
+  if (all <= left / 2 || (all <= left && left - all >= readers_whole)) {
+    r.diagnosed = d;
+    r.diagnosed_rule = "all";
+    p.diagnostics = all;
+  } else {
+    const uint64_t fit = left / 2 / per_coord;
+    const uint64_t sample = fit > r.options.track.size() ? fit - r.options.track.size() : 0;
+    p.diagnosed = seeded_sample(d, sample, r.options.track, mix64(r.options.seed ^ 0xd1a9u));
+    r.diagnosed = p.diagnosed.size();
+    r.diagnosed_rule = "the tracked coordinates and a seeded uniform sample of " + std::to_string(r.diagnosed) +
+                       " of the " + std::to_string(d) + " (all of them would take " + mib(all) +
+                       " of --memory; " + mib(left) + " was left beside the chains and the readers)";
+    p.diagnostics = r.diagnosed * per_coord;
+  }
+  left -= p.diagnostics;
+  uint64_t readers = readers_min + left;
+  if (test) {  // the test set is read whole at every evaluation: keep it whole if a quarter allows
+    p.test = std::max(test_min, std::min(reader_whole_store_memory(*test, pass_reader_options(*test, 0)), readers / 4));
+    readers -= p.test;
+  }
+  if (need_pass && need_main) {  // passes stream in stored order: twice the minimum is plenty
+    p.pass = std::min(2 * pass_min, readers - main_min);
+    readers -= p.pass;
+  }
+  if (need_main) {
+    p.main = readers;
+  } else {
+    p.pass = readers;
+  }
+  r.chain_bytes = p.chain;
+  r.state_bytes = k * p.chain + p.shared + p.diagnostics;
+  r.reader_bytes = p.main ? p.main : p.pass;
+  *out = std::move(p);
+  return Status::ok();
+}
+
+}  // namespace agld::sampler

@@ -1,0 +1,54 @@
+// The posterior's mean and sd of every coordinate over every chain's kept states (Welford),
+// pooled in chain order, so that the result does not depend on the threads. Internal to the
+// sampler layer.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace agld::sampler {
+
+class PooledMoments {
+ public:
+  explicit PooledMoments(uint64_t d) : mean_(d, 0.0), m2_(d, 0.0) {}
+  static uint64_t bytes(uint64_t d) { return 16 * d; }
+
+  // One kept iteration: every chain's state, for coordinates [j0, j1) (disjoint ranges may
+  // run at once); then next_draw(), once.
+  void add(std::span<const std::span<const double>> states, uint64_t j0, uint64_t j1) {
+    const size_t k = states.size();
+    for (uint64_t j = j0; j < j1; ++j) {
+      double mean = mean_[j], m2 = m2_[j];
+      for (size_t c = 0; c < k; ++c) {
+        const double v = states[c][j];
+        const double delta = v - mean;
+        mean += delta * inv_[c];
+        m2 += delta * (v - mean);
+      }
+      mean_[j] = mean;
+      m2_[j] = m2;
+    }
+  }
+  void prepare(size_t chains) {  // before add(): the weights of this iteration's states
+    inv_.resize(chains);
+    for (size_t c = 0; c < chains; ++c) inv_[c] = 1.0 / static_cast<double>(count_ + c + 1);
+  }
+  void next_draw(size_t chains) { count_ += chains; }
+  uint64_t count() const { return count_; }
+
+  // Moves the mean and the sd (0 with fewer than two states) out.
+  void finish(std::vector<double>* mean, std::vector<double>* sd) {
+    for (double& v : m2_) v = count_ > 1 ? std::sqrt(v / static_cast<double>(count_ - 1)) : 0.0;
+    *mean = std::move(mean_);
+    *sd = std::move(m2_);
+  }
+
+ private:
+  std::vector<double> mean_, m2_;  // swept in order: ordinary pages
+  std::vector<double> inv_;
+  uint64_t count_ = 0;
+};
+
+}  // namespace agld::sampler

@@ -1,0 +1,212 @@
+// The defaults of a run (docs/samplers.md, "Defaults"), derived from the store: the method,
+// the step, the batch, the run length, burn-in and thinning (counted per chain), the refresh
+// period, the tracked coordinates, and the warnings a user must see before trusting the run.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "common/mix.hpp"
+#include "model/model.hpp"
+#include "sampler/method.hpp"
+#include "sampler/plan.hpp"
+
+namespace agld::sampler {
+namespace {
+
+constexpr uint64_t kDefaultBatch = 100;
+constexpr double kDefaultPasses = 10;
+// Small stores: at least this many iterations, where they read fewer than kFloorRows rows.
+constexpr uint64_t kFloorIterations = 10000;
+constexpr uint64_t kFloorRows = 10000000;
+constexpr uint64_t kMinDefaultDraws = 100;  // kept states a chain, at least (the diagnostics)
+constexpr uint64_t kDefaultTracked = 10;
+
+// Rows a chain's run of `it` iterations reads: its start, its batches and its refreshes.
+struct Reads {
+  uint64_t start = 0, per_iteration = 0, per_refresh = 0, period = 1;
+  uint64_t operator()(uint64_t it) const { return start + it * per_iteration + (it / period) * per_refresh; }
+};
+
+// The most iterations reading at most `rows` rows (0 if not even one).
+uint64_t most_iterations(const Reads& reads, uint64_t rows) {
+  uint64_t lo = 0, hi = 1;
+  while (reads(hi) <= rows && hi < (uint64_t{1} << 62)) hi *= 2;
+  while (lo + 1 < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (reads(mid) <= rows ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+}  // namespace
+
+uint64_t stream_seed(uint64_t seed, uint64_t chain_id) { return mix64(mix64(seed ^ 0xacce55u) ^ chain_id); }
+
+ReaderOptions main_reader_options(const ResolvedSample& r) {
+  ReaderOptions o;
+  o.order = r.access;
+  const uint64_t first = r.options.chain_id;
+  if (r.own_streams && r.options.chains > 1) {
+    for (uint64_t c = 0; c < r.options.chains; ++c) o.streams.push_back(stream_seed(r.options.seed, first + c));
+    o.batch_size = static_cast<size_t>(r.batch * r.options.chains);
+  } else {
+    o.seed = stream_seed(r.options.seed, first);
+    o.batch_size = static_cast<size_t>(r.batch);
+  }
+  return o;
+}
+
+ReaderOptions pass_reader_options(const Store& store, uint64_t seed) {
+  ReaderOptions o;
+  o.order = "ca";
+  o.batch_size = static_cast<size_t>(std::min<uint64_t>(std::max<uint64_t>(store.meta().rows, 1), kPassBatch));
+  o.seed = seed;
+  return o;
+}
+
+Status resolve_options(const Store& train, const Store* test, const SampleOptions& o, ResolvedSample* out) {
+  ResolvedSample r;
+  r.options = o;
+  Status st = split_method(o.method, &r.snapshot, &r.access);
+  if (!st.is_ok()) return st;
+  const model::ModelInfo* mi = model::find_model(o.model);
+  if (!mi) return Status::invalid_argument("unknown --model '" + o.model + "' (known: logistic, linear)");
+  const StoreMeta& m = train.meta();
+  if (o.model == "logistic" && m.label_kind != LabelKind::kBinary) {
+    return Status::invalid_argument("--model logistic needs binary labels, and " + train.path() +
+                                    " holds real ones (convert it with --task binary)");
+  }
+  if (test && o.model == "logistic" && test->meta().label_kind != LabelKind::kBinary) {
+    return Status::invalid_argument("--model logistic needs binary labels, and the test store " +
+                                    test->path() + " holds real ones");
+  }
+  if (m.rows == 0) return Status::invalid_argument(train.path() + " has no rows");
+  if (test && test->meta().features > m.features) {
+    return Status::invalid_argument("the test store has " + std::to_string(test->meta().features) +
+                                    " features and the training store " + std::to_string(m.features));
+  }
+  if (!(o.prior_var > 0)) return Status::invalid_argument("--prior-var must be positive");
+  if (!(o.noise_var > 0) || !std::isfinite(o.noise_var)) return Status::invalid_argument("--noise-var must be positive and finite");
+  if (o.chains == 0) return Status::invalid_argument("--chains must be at least 1");
+  if (o.chain_id == 0) return Status::invalid_argument("--chain-id must be at least 1 (chains are numbered from 1)");
+  const uint64_t n_rows = m.rows;
+  r.rows = n_rows;
+  r.dim = m.features + (o.intercept ? 1 : 0);
+  if (r.dim == 0) return Status::invalid_argument(train.path() + " has no features (and no --intercept)");
+  if (r.dim > uint64_t{std::numeric_limits<uint32_t>::max()}) {
+    return Status::invalid_argument("too many coordinates for this build: " + std::to_string(r.dim));
+  }
+  const bool full = r.snapshot == "full";
+  if (o.batch && *o.batch == 0) return Status::invalid_argument("--batch must be at least 1");
+  r.batch = full ? n_rows : std::min<uint64_t>(o.batch.value_or(kDefaultBatch), n_rows);
+  const uint64_t per_pass = (n_rows + r.batch - 1) / r.batch;
+  // Random orders: one sequence a chain, so that the chains are independent given the data
+  // (ca has one sequence: every chain reads the same batches).
+  r.own_streams = r.access != "ca" && !full && !o.share_batches;
+
+  // The step: 1 / L with L = 1/s2p + c max(sum_i |x_i|^2, (N/n) max_i |x_i|^2), c bounding
+  // l''. The sum bounds the largest curvature of U (so the full-gradient dynamics is
+  // stable); the second term bounds the curvature one row brings into a minibatch estimate,
+  // scaled by N/n (docs/samplers.md).
+  auto model_obj = mi->make(o);
+  const double one = o.intercept ? 1.0 : 0.0;
+  const double sum_sq = std::max(m.row_sq_norm_sum + one * static_cast<double>(n_rows),
+                                 static_cast<double>(n_rows) / static_cast<double>(r.batch) * (m.row_sq_norm_max + one));
+  const double inv_s2p = std::isinf(o.prior_var) ? 0.0 : 1.0 / o.prior_var;
+  if (o.step) {
+    r.step = *o.step;
+    r.step_rule = "given";
+  } else {
+    r.step = 1.0 / (inv_s2p + model_obj->curvature() * sum_sq);
+    r.step_rule = "1 / (1/prior_var + curvature * max(sum of squared row norms, N/batch * largest squared row norm))";
+  }
+  if (!(r.step > 0) || !std::isfinite(r.step)) return Status::invalid_argument("--step must be positive");
+  if (o.time_limit && !(*o.time_limit > 0)) return Status::invalid_argument("--time-limit must be positive");
+  if (r.step * inv_s2p >= 1) {
+    return Status::invalid_argument("--step must be below --prior-var (the prior alone makes larger steps unstable)");
+  }
+
+  r.refresh = o.refresh.value_or(per_pass);
+  if (r.refresh == 0) return Status::invalid_argument("--refresh must be at least 1");
+  const uint64_t sb = o.snapshot_batch.value_or(std::max<uint64_t>(r.batch, (n_rows + 9) / 10));
+  r.snapshot_batch = std::max<uint64_t>(1, (sb + r.batch - 1) / r.batch) * r.batch;  // whole batches
+
+  if (o.iterations && o.epochs) return Status::invalid_argument("give --iterations or --epochs, not both");
+  if (o.iterations) {
+    r.iterations = *o.iterations;
+    r.length_rule = "given";
+  } else if (o.epochs) {
+    if (!(*o.epochs > 0)) return Status::invalid_argument("--epochs must be positive");
+    r.iterations = static_cast<uint64_t>(std::ceil(*o.epochs * static_cast<double>(n_rows) / static_cast<double>(r.batch)));
+    r.length_rule = "--epochs passes of minibatches";
+  } else {
+    // 10 passes of the data a chain, counting what the strategy reads at its start and its
+    // refreshes; small stores get at least 10,000 iterations where those read under 10^7 rows.
+    const sampler::SnapshotInfo* info = find_snapshot(r.snapshot);
+    const auto snap = info->make({n_rows, r.dim, r.refresh, r.snapshot_batch, model_obj.get()});
+    Reads reads;
+    reads.per_iteration = r.batch;
+    reads.period = r.refresh;
+    if (snap->refresh_rows() != RefreshRows::kNone) {
+      const uint64_t refresh_rows = snap->refresh_rows() == RefreshRows::kFullPass ? n_rows : r.snapshot_batch;
+      reads.start = refresh_rows;
+      reads.per_refresh = refresh_rows;
+    }
+    const uint64_t by_passes = most_iterations(reads, static_cast<uint64_t>(kDefaultPasses * static_cast<double>(n_rows)));
+    const uint64_t floor = std::min(kFloorIterations, most_iterations(reads, kFloorRows));
+    r.iterations = std::max<uint64_t>({by_passes, floor, 1});
+    r.length_rule = by_passes >= floor ? "10 passes of the data a chain, the start's and refreshes' included"
+                                       : "10,000 iterations (a small store: they read under 10^7 rows)";
+  }
+  if (r.iterations == 0) return Status::invalid_argument("the run has no iterations");
+  r.burn_in = o.burn_in.value_or(r.iterations / 2);
+  if (r.burn_in >= r.iterations) return Status::invalid_argument("--burn-in must be below the number of iterations");
+  // Default thinning: a kept state costs O(d) (every coordinate brought current and added
+  // to the moments), about four times what an iteration spends on each nonzero of its
+  // batch (bench/sample_bench.sh); keep one every 4 d / (nnz of a batch) iterations, so
+  // that keeping states costs no more than the iterations between; but keep at least 100
+  // states a chain, which the diagnostics need.
+  const double batch_nnz = static_cast<double>(r.batch) * (static_cast<double>(m.nnz) / static_cast<double>(n_rows) + (o.intercept ? 1 : 0));
+  const uint64_t kept_iterations = r.iterations - r.burn_in;
+  const uint64_t by_cost = static_cast<uint64_t>(std::ceil(4 * static_cast<double>(r.dim) / std::max(batch_nnz, 1.0)));
+  r.thin = o.thin.value_or(std::max<uint64_t>(1, std::min(by_cost, kept_iterations / kMinDefaultDraws)));
+  if (r.thin == 0) return Status::invalid_argument("--thin must be at least 1");
+  r.draws = kept_iterations / r.thin;
+  r.eval_every = o.evaluations ? std::max<uint64_t>(1, r.iterations / o.evaluations) : 0;
+
+  if (o.track_default) {
+    r.options.track.clear();
+    for (uint64_t j = 0; j < std::min<uint64_t>(kDefaultTracked, m.features); ++j) r.options.track.push_back(j);
+    if (o.intercept) r.options.track.push_back(r.dim - 1);
+  }
+  for (uint64_t j : r.options.track) {
+    if (j >= r.dim) {
+      return Status::invalid_argument("--track " + std::to_string(j + 1) + " is beyond the " + std::to_string(r.dim) + " coordinates");
+    }
+  }
+
+  if ((r.access == "ca" || r.access == "br") && !m.options.shuffle) {
+    r.warnings.push_back(
+        "the rows of " + train.path() + " are in their source order (converted with --keep-order, or by an agld "
+        "that did not shuffle by default); " +
+        (r.access == "ca" ? std::string("cyclic access (ca) reads them in that order")
+                          : std::string("block reshuffling (br) keeps a chunk's neighbouring rows together")) +
+        " and assumes it has no trend: on time-ordered or sorted rows the chains drift with the data and sample the "
+        "wrong posterior. Convert the store again without --keep-order, or use a random order (e.g. --method " +
+        r.snapshot + "-rr); docs/readers.md says why");
+  }
+
+  r.options.step = r.step;
+  r.options.batch = r.batch;
+  r.options.iterations = r.iterations;
+  r.options.epochs = static_cast<double>(r.iterations) * static_cast<double>(r.batch) / static_cast<double>(n_rows);
+  r.options.burn_in = r.burn_in;
+  r.options.thin = r.thin;
+  r.options.refresh = r.refresh;
+  r.options.snapshot_batch = r.snapshot_batch;
+  r.options.track_default = false;
+  *out = std::move(r);
+  return Status::ok();
+}
+
+}  // namespace agld::sampler
