@@ -5,9 +5,10 @@
 # both for contrast.
 #
 # An iteration's time is (T(3K) - T(K)) / 2K, from runs of K and 3K iterations (sampling
-# seconds in metrics.csv): the setup (allocating and zeroing the state, the starting pass)
-# cancels, and the refresh passes, their O(d) catch-ups and the kept states (default
-# thinning) are amortised as in a long run. Runs are interleaved; REPS of each; medians.
+# seconds in metrics.csv) of one chain: the setup (allocating and zeroing the state, the
+# starting pass) cancels, and the refresh passes, their O(d) catch-ups and the kept states
+# (one every 4 d / (nnz of a batch) iterations, the cost-based thinning) are amortised as in
+# a long run. AGLD=path/to/agld measures another binary (an A/B against an older build). Runs are interleaved; REPS of each; medians.
 # The default 5M rows make N x 11 nonzeros about d, as in kdd12 itself (149.6M rows): with
 # far fewer rows the O(d) catch-up at each refresh would dominate a pass.
 #
@@ -16,14 +17,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-bash scripts/build.sh >/dev/null
+[[ -n ${AGLD:-} ]] || bash scripts/build.sh >/dev/null
 ROWS=${1:-5000000}
 REPS=${REPS:-3}
 ITERS=${ITERS:-100000}
 DENSE_ITERS=${DENSE_ITERS:-20}
 DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
 mkdir -p "$DIR"
-AGLD=$ROOT/build/agld
+AGLD=${AGLD:-$ROOT/build/agld}
+CHAINS=$("$AGLD" sample --help | grep -q -- --chains && echo "--chains 1" || true)
 BIG=$DIR/kdd-$ROWS.svm
 SMALL=$DIR/kdd-$ROWS-d1m.svm
 [[ -f $BIG ]] || "$AGLD" gen --shape kdd12 --rows "$ROWS" --seed 1 -o "$BIG" -q
@@ -35,8 +37,10 @@ SMALL=$DIR/kdd-$ROWS-d1m.svm
 
 run() {  # store iterations extra... -> sampling seconds
   local store=$1 iters=$2; shift 2
+  local d=1000000
+  [[ $store == kdd-big.agld ]] && d=54686452
   "$AGLD" sample --train "$DIR/$store" --method tmu-ca --batch 100 --iterations "$iters" \
-    --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" "$@"
+    --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" --thin $((4 * d / 1100)) $CHAINS "$@"
   tail -1 "$DIR/sample-run/metrics.csv" | cut -d, -f2
 }
 

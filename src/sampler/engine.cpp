@@ -61,9 +61,10 @@ class Engine {
   Status run(SampleObserver& obs, SampleResult* result);
 
  private:
-  // f(chain) for every chain, on all cores if `parallel`; the first failure in chain order.
+  // f(chain) for every chain, on all cores if `parallel` (the work is worth it); the first
+  // failure in chain order.
   template <typename F>
-  Status for_chains(F&& f, bool parallel = true) {
+  Status for_chains(F&& f, bool parallel) {
     const size_t k = chains_.size();
     if (!parallel || k == 1 || arena_.max_concurrency() == 1) {
       for (auto& c : chains_) {
@@ -79,9 +80,13 @@ class Engine {
     }
     return Status::ok();
   }
-  // f(i0, i1) over [0, n) in ranges, on all cores.
+  // f(i0, i1) over [0, n) in ranges, on all cores if n is large enough to be worth it.
   template <typename F>
   void for_ranges(uint64_t n, F&& f) {
+    if (n <= kRangeGrain || arena_.max_concurrency() == 1) {
+      f(0, n);
+      return;
+    }
     arena_.execute([&] {
       tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n, kRangeGrain),
                         [&](const tbb::blocked_range<uint64_t>& r) { f(r.begin(), r.end()); });
@@ -99,6 +104,9 @@ class Engine {
   void progress(uint64_t k, SampleObserver& obs);
   void finish(bool stopped, SampleResult* result);
 
+  // Whether every chain's work on these rows is worth handing to other threads.
+  bool worth_threads(const Batch& b) const { return b.nnz() * chains_.size() >= kParallelNnz; }
+  size_t index(const Chain& c) const { return static_cast<size_t>(c.id() - run_.options.chain_id); }
   // A chain's slice of a batch read by the main reader.
   Batch slice(const Batch& b, size_t c) const {
     return run_.own_streams && chains_.size() > 1 ? b.slice(c * run_.batch, run_.batch) : b;
@@ -174,7 +182,7 @@ Status Engine::open_readers() {
 }
 
 Status Engine::sync_all(uint64_t k, bool keep) {
-  return for_chains([&](Chain& c) { return c.sync(k, keep); });
+  return for_chains([&](Chain& c) { return c.sync(k, keep); }, run_.dim >= kRangeGrain);
 }
 
 // Every chain's kept state (every coordinate current) into the moments and the diagnostics.
@@ -192,13 +200,13 @@ void Engine::keep_states() {
 Status Engine::refresh() {
   const sampler::RefreshRows rows = chains_.front()->snapshot().refresh_rows();
   if (rows == sampler::RefreshRows::kNone) return Status::ok();
-  Status st = for_chains([](Chain& c) { c.begin_refresh(); return Status::ok(); });
+  Status st = for_chains([](Chain& c) { c.begin_refresh(); return Status::ok(); }, run_.dim >= kRangeGrain);
   if (!st.is_ok()) return st;
   const size_t k = chains_.size();
   if (rows == sampler::RefreshRows::kFullPass) {
     st = pass_->take(run_.rows, [&](const Batch& piece) {
       const Batch& b = intercept_(piece);
-      (void)for_chains([&](Chain& c) { c.refresh_piece(b); return Status::ok(); });
+      (void)for_chains([&](Chain& c) { c.refresh_piece(b); return Status::ok(); }, worth_threads(b));
     });
     rows_read_ += run_.rows;
     grad_evals_ += run_.rows * k;
@@ -213,9 +221,9 @@ Status Engine::refresh() {
     rows_read_ += b.size();
     grad_evals_ += run_.batch * k;
     st = for_chains([&](Chain& c) {
-      c.refresh_piece(slice(b, static_cast<size_t>(c.id() - run_.options.chain_id)));
+      c.refresh_piece(slice(b, index(c)));
       return Status::ok();
-    });
+    }, parallel_steps_);
     if (!st.is_ok()) return st;
   }
   return Status::ok();
@@ -228,29 +236,19 @@ Status Engine::batch_iteration(uint64_t k, bool keep, bool do_step) {
   const Batch& b = intercept_(raw);
   rows_read_ += b.size();
   grad_evals_ += run_.batch * chains_.size() * (1 + chains_.front()->snapshot().shadow_cost());
-  std::vector<Status> status(chains_.size());
-  auto one = [&](size_t c) { status[c] = chains_[c]->step(k, slice(b, c), keep, do_step); };
-  if (parallel_steps_) {
-    arena_.execute([&] { tbb::parallel_for(size_t{0}, chains_.size(), one); });
-  } else {
-    for (size_t c = 0; c < chains_.size(); ++c) one(c);
-  }
-  for (const Status& s : status) {
-    if (!s.is_ok()) return s;
-  }
-  return Status::ok();
+  return for_chains([&](Chain& c) { return c.step(k, slice(b, index(c)), keep, do_step); }, parallel_steps_);
 }
 
 // `full`: the batch is every row, read once for every chain. theta is current everywhere.
 Status Engine::full_iteration(uint64_t k, bool keep, bool do_step) {
   Status st = pass_->take(run_.rows, [&](const Batch& piece) {
     const Batch& b = intercept_(piece);
-    (void)for_chains([&](Chain& c) { c.full_piece(b); return Status::ok(); });
+    (void)for_chains([&](Chain& c) { c.full_piece(b); return Status::ok(); }, worth_threads(b));
   });
   if (!st.is_ok()) return st;
   rows_read_ += run_.rows;
   grad_evals_ += run_.rows * chains_.size();
-  return for_chains([&](Chain& c) { return c.full_step(k, keep, do_step); });
+  return for_chains([&](Chain& c) { return c.full_step(k, keep, do_step); }, run_.dim >= kRangeGrain);
 }
 
 // The kept states of iteration k, chain by chain: the observer's draws, the tracked draws.
@@ -281,9 +279,10 @@ Status Engine::evaluate(uint64_t j, SampleObserver& obs) {
     std::vector<std::span<const double>> margins(chains_.size());
     Status st = test_stream_->take(test_->meta().rows, [&](const Batch& piece) {
       const Batch& b = test_intercept_(piece);
-      arena_.execute([&] {
-        tbb::parallel_for(size_t{0}, chains_.size(), [&](size_t c) { margins[c] = chains_[c]->margins(b); });
-      });
+      (void)for_chains([&](Chain& c) {
+        margins[index(c)] = c.margins(b);
+        return Status::ok();
+      }, worth_threads(b));
       predictive_->add(b, margins);
     });
     if (!st.is_ok()) return st;
@@ -339,7 +338,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
   if (!st.is_ok()) return st;
   st = obs.on_start(run_);
   if (!st.is_ok()) return st;
-  st = for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); });
+  st = for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); }, run_.dim >= kRangeGrain);
   if (st.is_ok()) st = refresh();
   if (!st.is_ok()) return st;
 
