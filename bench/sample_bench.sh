@@ -39,8 +39,9 @@ run() {  # store iterations extra... -> sampling seconds
   local store=$1 iters=$2; shift 2
   local d=1000000
   [[ $store == kdd-big.agld ]] && d=54686452
+  [[ " $* " == *" --thin "* ]] || set -- --thin $((4 * d / 1100)) "$@"
   "$AGLD" sample --train "$DIR/$store" --method tmu-ca --batch 100 --iterations "$iters" \
-    --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" --thin $((4 * d / 1100)) $CHAINS "$@"
+    --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" $CHAINS "$@"
   tail -1 "$DIR/sample-run/metrics.csv" | cut -d, -f2
 }
 
