@@ -1,7 +1,5 @@
 #include "convert/shuffle.hpp"
 
-#include "common/mix.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,13 +8,41 @@
 #include <cstring>
 #include <numeric>
 
-namespace agld {
+#include "common/mix.hpp"
 
-// A sorted run on disk: records [u64 key][f64 label][u32 nnz][u32 idx x nnz][f32 val x nnz].
+namespace agld {
+namespace {
+
+constexpr size_t kWriteBytes = 1 << 20;         // a run is written 1 MiB at a time
+constexpr uint64_t kPunchBytes = 16 << 20;      // what a run has read is released in steps of this
+constexpr uint64_t kMinReadBuffer = 256 << 10;  // a run's read buffer while merging, at least
+constexpr size_t kMaxFanIn = 128;               // runs merged at once, at most (descriptors)
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// Appends one run record: [u64 key][f64 label][u32 nnz][u32 idx x nnz][f32 val x nnz].
+void put_record(std::vector<char>* out, uint64_t key, double label, const uint32_t* idx,
+                const float* val, uint32_t nnz) {
+  const size_t at = out->size();
+  out->resize(at + 20 + 8 * size_t{nnz});
+  char* p = out->data() + at;
+  std::memcpy(p, &key, 8);
+  std::memcpy(p + 8, &label, 8);
+  std::memcpy(p + 16, &nnz, 4);
+  std::memcpy(p + 20, idx, 4 * size_t{nnz});
+  std::memcpy(p + 20 + 4 * size_t{nnz}, val, 4 * size_t{nnz});
+}
+
+}  // namespace
+
+// A sorted run in an anonymous temporary file, written once and then read from the front.
 struct ExternalShuffler::Run {
   int fd = -1;
+  int level = 0;          // 0: spilled from memory; L + 1: merged from runs of level L
   uint64_t size = 0;      // bytes written
   uint64_t read_pos = 0;  // file offset of buf[0]
+  uint64_t punched = 0;   // bytes [0, punched) released to the file system
+  bool can_punch = true;
   std::vector<char> buf;
   size_t pos = 0, len = 0;
   // The record at the head, decoded.
@@ -24,21 +50,41 @@ struct ExternalShuffler::Run {
   double label = 0;
   std::vector<uint32_t> idx;
   std::vector<float> val;
+  // The shuffler's count of bytes on disk, and its peak.
+  uint64_t* disk = nullptr;
+  uint64_t* peak = nullptr;
 
   ~Run() {
     if (fd >= 0) ::close(fd);
+    if (disk) *disk -= size - punched;
   }
 
   Status write_all(const char* p, size_t n) {
     while (n > 0) {
       ssize_t w = ::write(fd, p, n);
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return Status::io_error(std::string("shuffle: writing a run failed: ") + std::strerror(errno));
+      if (w < 0) return Status::io_error(errno_text(errno));
       p += w;
       n -= static_cast<size_t>(w);
       size += static_cast<uint64_t>(w);
+      *disk += static_cast<uint64_t>(w);
+      *peak = std::max(*peak, *disk);
     }
     return Status::ok();
+  }
+
+  // Releases the bytes before offset `upto` (rounded down to a page) to the file system:
+  // they will not be read again. Where holes cannot be punched, the file keeps them.
+  void release(uint64_t upto) {
+    upto &= ~uint64_t{4095};
+    if (!can_punch || upto <= punched) return;
+    if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(punched),
+                    static_cast<off_t>(upto - punched)) != 0) {
+      can_punch = false;
+      return;
+    }
+    *disk -= upto - punched;
+    punched = upto;
   }
 
   // Ensures n bytes are buffered at pos; false at the end of the run.
@@ -51,11 +97,16 @@ struct ExternalShuffler::Run {
     read_pos += pos;
     len -= pos;
     pos = 0;
+    if (read_pos - punched >= kPunchBytes) release(read_pos);
     if (buf.size() < n) buf.resize(n);
     while (len < n && read_pos + len < size) {
-      ssize_t r = ::pread(fd, buf.data() + len, buf.size() - len, static_cast<off_t>(read_pos + len));
+      ssize_t r =
+          ::pread(fd, buf.data() + len, buf.size() - len, static_cast<off_t>(read_pos + len));
       if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) return Status::io_error(std::string("shuffle: reading a run failed: ") + std::strerror(errno));
+      if (r <= 0) {
+        return Status::io_error(std::string("shuffle: reading a temporary run failed: ") +
+                                (r < 0 ? errno_text(errno) : "unexpected end of file"));
+      }
       len += static_cast<size_t>(r);
     }
     *ok = len >= n;
@@ -83,7 +134,11 @@ struct ExternalShuffler::Run {
 };
 
 ExternalShuffler::ExternalShuffler(uint64_t seed, uint64_t memory, std::string temp_dir)
-    : seed_(mix64(seed ^ 0x53485546464C45ull)), limit_(memory), temp_dir_(std::move(temp_dir)) {}
+    : seed_(mix64(seed ^ 0x53485546464C45ull)),
+      limit_(memory),
+      // Half the memory is for the merge's read buffers, at least kMinReadBuffer each.
+      fan_in_(std::clamp<uint64_t>(memory / (2 * kMinReadBuffer), 8, kMaxFanIn)),
+      temp_dir_(temp_dir.empty() ? std::string(".") : std::move(temp_dir)) {}
 
 ExternalShuffler::~ExternalShuffler() = default;
 
@@ -96,6 +151,7 @@ Status ExternalShuffler::add(const SparseRows& src, size_t r, uint64_t global_ro
   // Spill before a buffer may double past the limit (growth briefly holds old + new).
   if (buffer_bytes() * 3 > limit_ && buf_.rows() > 0) AGLD_RETURN_IF_ERROR(spill());
   buf_.append(src, r, r + 1);
+  // fmix64 and mix64 are bijections: distinct rows get distinct keys.
   keys_.push_back(mix64(seed_ ^ mix64(global_row)));
   return Status::ok();
 }
@@ -103,43 +159,110 @@ Status ExternalShuffler::add(const SparseRows& src, size_t r, uint64_t global_ro
 void ExternalShuffler::sort_buffer() {
   order_.resize(buf_.rows());
   std::iota(order_.begin(), order_.end(), 0u);
-  // Ties (probability ~ n^2 / 2^64) keep input order: deterministic.
-  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) { return keys_[a] < keys_[b]; });
+  std::sort(order_.begin(), order_.end(),
+            [&](uint32_t a, uint32_t b) { return keys_[a] < keys_[b]; });
+}
+
+// An anonymous file in the temporary directory: O_TMPFILE where the file system has it (the
+// file never has a name), else a name unlinked at once (only a kill in between the two
+// calls leaves it behind).
+Status ExternalShuffler::new_run(std::unique_ptr<Run>* out) {
+  auto run = std::make_unique<Run>();
+  run->fd = ::open(temp_dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (run->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    std::string name = temp_dir_ + "/.agld-shuffle-XXXXXX";
+    run->fd = ::mkostemp(name.data(), O_CLOEXEC);
+    if (run->fd >= 0) ::unlink(name.c_str());
+  }
+  if (run->fd < 0) {
+    return Status::io_error("shuffle: cannot create a temporary run in " + temp_dir_ + ": " +
+                            errno_text(errno) + " (--temp-dir puts them elsewhere)");
+  }
+  run->disk = &disk_;
+  run->peak = &peak_disk_;
+  *out = std::move(run);
+  return Status::ok();
 }
 
 Status ExternalShuffler::spill() {
   sort_buffer();
-  auto run = std::make_unique<Run>();
-  std::string tmpl = (temp_dir_.empty() ? std::string(".") : temp_dir_) + "/.agld-shuffle-XXXXXX";
-  run->fd = ::mkstemp(tmpl.data());
-  if (run->fd < 0) {
-    return Status::io_error("shuffle: cannot create a temporary run in " + temp_dir_ + ": " +
-                            std::strerror(errno));
-  }
-  ::unlink(tmpl.c_str());  // anonymous from now on: it vanishes with the process
+  std::unique_ptr<Run> run;
+  AGLD_RETURN_IF_ERROR(new_run(&run));
   std::vector<char> out;
-  out.reserve(1 << 20);
+  out.reserve(kWriteBytes + 4096);
+  auto write = [&]() -> Status {
+    Status st = run->write_all(out.data(), out.size());
+    out.clear();
+    if (st.is_ok()) return st;
+    return Status::io_error("shuffle: writing a temporary run in " + temp_dir_ +
+                            " failed: " + st.message() + " (--temp-dir puts them elsewhere)");
+  };
   for (uint32_t r : order_) {
-    const uint32_t nnz = static_cast<uint32_t>(buf_.offsets[r + 1] - buf_.offsets[r]);
-    const size_t at = out.size();
-    out.resize(at + 20 + 8 * size_t{nnz});
-    char* p = out.data() + at;
-    std::memcpy(p, &keys_[r], 8);
-    std::memcpy(p + 8, &buf_.labels[r], 8);
-    std::memcpy(p + 16, &nnz, 4);
-    std::memcpy(p + 20, buf_.indices.data() + buf_.offsets[r], 4 * size_t{nnz});
-    std::memcpy(p + 20 + 4 * size_t{nnz}, buf_.values.data() + buf_.offsets[r], 4 * size_t{nnz});
-    if (out.size() >= (1 << 20)) {
-      AGLD_RETURN_IF_ERROR(run->write_all(out.data(), out.size()));
-      out.clear();
-    }
+    const uint64_t b = buf_.offsets[r];
+    put_record(&out, keys_[r], buf_.labels[r], buf_.indices.data() + b, buf_.values.data() + b,
+               static_cast<uint32_t>(buf_.offsets[r + 1] - b));
+    if (out.size() >= kWriteBytes) AGLD_RETURN_IF_ERROR(write());
   }
-  AGLD_RETURN_IF_ERROR(run->write_all(out.data(), out.size()));
+  AGLD_RETURN_IF_ERROR(write());
   runs_.push_back(std::move(run));
-  // Release the buffers entirely so that the next run starts from nothing.
+  ++spilled_;
+  // Release the buffers entirely so that the next run starts from nothing (and a merge has
+  // the memory).
   buf_ = SparseRows();
   std::vector<uint64_t>().swap(keys_);
   std::vector<uint32_t>().swap(order_);
+  // fan_in_ runs of one level at the end become one run of the next level.
+  while (runs_.size() >= fan_in_) {
+    const size_t first = runs_.size() - fan_in_;
+    const int level = runs_.back()->level;
+    if (runs_[first]->level != level) break;  // levels do not increase towards the end
+    AGLD_RETURN_IF_ERROR(merge_tail(first, level + 1));
+  }
+  return Status::ok();
+}
+
+Status ExternalShuffler::start_merge(size_t first, Heap* heap) {
+  const size_t n = runs_.size() - first;
+  const size_t per_run = std::clamp<uint64_t>(limit_ / (2 * n), 64 << 10, 8 << 20);
+  for (size_t k = first; k < runs_.size(); ++k) {
+    runs_[k]->buf.resize(per_run);
+    bool ok;
+    AGLD_RETURN_IF_ERROR(runs_[k]->advance(&ok));
+    if (ok) heap->push({runs_[k]->key, k});
+  }
+  return Status::ok();
+}
+
+Status ExternalShuffler::merge_tail(size_t first, int level) {
+  std::unique_ptr<Run> merged;
+  AGLD_RETURN_IF_ERROR(new_run(&merged));
+  merged->level = level;
+  Heap heap;
+  AGLD_RETURN_IF_ERROR(start_merge(first, &heap));
+  std::vector<char> out;
+  out.reserve(kWriteBytes + 4096);
+  auto write = [&]() -> Status {
+    Status st = merged->write_all(out.data(), out.size());
+    out.clear();
+    if (st.is_ok()) return st;
+    return Status::io_error("shuffle: merging temporary runs in " + temp_dir_ +
+                            " failed: " + st.message() + " (--temp-dir puts them elsewhere)");
+  };
+  while (!heap.empty()) {
+    const size_t k = heap.top().run;
+    heap.pop();
+    Run& run = *runs_[k];
+    put_record(&out, run.key, run.label, run.idx.data(), run.val.data(),
+               static_cast<uint32_t>(run.idx.size()));
+    if (out.size() >= kWriteBytes) AGLD_RETURN_IF_ERROR(write());
+    bool ok;
+    AGLD_RETURN_IF_ERROR(run.advance(&ok));
+    if (ok) heap.push({run.key, k});
+  }
+  AGLD_RETURN_IF_ERROR(write());
+  runs_.resize(first);  // closes the merged runs: their space is freed
+  runs_.push_back(std::move(merged));
+  ++merges_;
   return Status::ok();
 }
 
@@ -150,14 +273,12 @@ Status ExternalShuffler::finish() {
     return Status::ok();
   }
   if (buf_.rows() > 0) AGLD_RETURN_IF_ERROR(spill());
-  const size_t per_run = std::clamp<uint64_t>(limit_ / (2 * runs_.size()), 64 << 10, 8 << 20);
-  for (size_t k = 0; k < runs_.size(); ++k) {
-    runs_[k]->buf.resize(per_run);
-    bool ok;
-    AGLD_RETURN_IF_ERROR(runs_[k]->advance(&ok));
-    if (ok) heap_.push({runs_[k]->key, k});
+  // Merge the last runs until fan_in_ are left for the final merge.
+  while (runs_.size() > fan_in_) {
+    const size_t take = std::min(fan_in_, runs_.size() - fan_in_ + 1);
+    AGLD_RETURN_IF_ERROR(merge_tail(runs_.size() - take, runs_[runs_.size() - take]->level + 1));
   }
-  return Status::ok();
+  return start_merge(0, &heap_);
 }
 
 Status ExternalShuffler::next(SparseRows* out, uint64_t max_rows, uint64_t max_bytes, bool* done) {
@@ -192,6 +313,7 @@ Status ExternalShuffler::next(SparseRows* out, uint64_t max_rows, uint64_t max_b
     if (ok) heap_.push({run.key, k});
   }
   *done = heap_.empty();
+  if (*done) runs_.clear();  // every row is out: free the disk now
   return Status::ok();
 }
 

@@ -1,9 +1,17 @@
 // ExternalShuffler: puts rows in a seeded uniformly random order within a memory bound,
-// for inputs larger than memory. Each row gets a random 64-bit key (a hash of the seed and
-// its row number, so the order does not depend on threads or timing); rows are sorted by
-// key in memory and, when the buffer is full, spilled as sorted runs to unnamed temporary
-// files that are merged at the end. Sorting by independent uniform keys is a uniform
-// random permutation.
+// for inputs larger than memory. Each row gets a random 64-bit key (a bijective hash of the
+// seed and its row number: distinct for distinct rows, and the order does not depend on
+// threads or timing); rows are sorted by key in memory and, when the buffer is full, spilled
+// as sorted runs to anonymous temporary files that are merged at the end. Sorting by
+// independent uniform keys is a uniform random permutation.
+//
+// At most fan_in() runs are merged at once (each needs a read buffer and a descriptor):
+// when fan_in() runs of one level have been spilled, they are merged into one run of the
+// next level, as in a log-structured merge, so a small --memory on a large input costs
+// another pass over the spilled rows a level rather than running out of memory or
+// descriptors. Runs are read from the front and the part already read is released to the
+// file system (a hole punched), so the temporary files take about the spilled rows' size
+// on disk, not twice that, while runs are merged into others or into the store.
 #pragma once
 
 #include <cstdint>
@@ -31,29 +39,47 @@ class ExternalShuffler {
   // *done when all rows are out.
   Status next(SparseRows* out, uint64_t max_rows, uint64_t max_bytes, bool* done);
 
-  uint64_t runs() const { return runs_.size(); }
+  uint64_t runs() const { return spilled_; }   // sorted runs spilled from memory
+  uint64_t merges() const { return merges_; }  // runs written by merging others
+  size_t open_runs() const { return runs_.size(); }
+  size_t fan_in() const { return fan_in_; }
+  // The most bytes the temporary runs held on disk at once.
+  uint64_t peak_disk_bytes() const { return peak_disk_; }
   uint64_t memory_limit() const { return limit_; }
 
  private:
   struct Run;
-  Status spill();
-  uint64_t buffer_bytes() const;
-  void sort_buffer();
-
-  uint64_t seed_;
-  uint64_t limit_;
-  std::string temp_dir_;
-  SparseRows buf_;
-  std::vector<uint64_t> keys_;
-  std::vector<uint32_t> order_;  // buffer rows in key order (after sort_buffer)
-  size_t emitted_ = 0;           // in-memory mode: rows of order_ already emitted
-  std::vector<std::unique_ptr<Run>> runs_;
   struct HeapItem {
     uint64_t key;
     size_t run;
     bool operator>(const HeapItem& o) const { return key != o.key ? key > o.key : run > o.run; }
   };
-  std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<HeapItem>> heap_;
+  using Heap = std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<HeapItem>>;
+
+  Status new_run(std::unique_ptr<Run>* out);
+  Status spill();
+  // Merges runs [first, end) into one run of the given level that takes their place.
+  Status merge_tail(size_t first, int level);
+  // Readies runs [first, end) for merging: read buffers of the share of memory each, and
+  // their first records in *heap.
+  Status start_merge(size_t first, Heap* heap);
+  uint64_t buffer_bytes() const;
+  void sort_buffer();
+
+  uint64_t seed_;
+  uint64_t limit_;
+  size_t fan_in_;
+  std::string temp_dir_;
+  SparseRows buf_;
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> order_;  // buffer rows in key order (after sort_buffer)
+  size_t emitted_ = 0;           // in-memory mode: rows of order_ already emitted
+  // Runs in input order (a run's rows all come before the next run's), levels
+  // non-increasing: so equal keys, if there were any, would still come out in input order.
+  std::vector<std::unique_ptr<Run>> runs_;
+  Heap heap_;
+  uint64_t spilled_ = 0, merges_ = 0;
+  uint64_t disk_ = 0, peak_disk_ = 0;  // bytes the runs hold on disk
   bool finished_ = false;
 };
 

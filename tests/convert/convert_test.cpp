@@ -295,25 +295,65 @@ TEST(Convert, ExternalShuffleMatchesInMemoryShuffle) {
   test::RandomMatrixSpec spec;
   spec.rows = 20000;
   SparseRows ref = test::random_matrix(spec, rng);
-  auto run = [&](uint64_t memory, uint64_t* runs) {
+  struct Spilled {
+    uint64_t runs = 0, merges = 0, peak_disk = 0;
+    size_t open_runs = 0, fan_in = 0;
+  };
+  auto run = [&](uint64_t memory, Spilled* spilled) {
     ExternalShuffler sh(seed, memory, dir.path().string());
-    for (size_t r = 0; r < ref.rows(); ++r) EXPECT_TRUE(sh.add(ref, r, r).is_ok());
+    for (size_t r = 0; r < ref.rows(); ++r) {
+      EXPECT_TRUE(sh.add(ref, r, r).is_ok());
+      // Runs are merged a level at a time: never more than fan_in() of a level at once.
+      spilled->open_runs = std::max(spilled->open_runs, sh.open_runs());
+    }
     EXPECT_TRUE(sh.finish().is_ok());
+    EXPECT_LE(sh.open_runs(), sh.fan_in()) << "the last merge takes more than fan_in() runs";
+    // The spill files are anonymous: nothing is in the directory, even while they exist.
+    EXPECT_TRUE(test::list_dir(dir.path()).empty());
     SparseRows out;
     bool done = false;
     while (!done) EXPECT_TRUE(sh.next(&out, 997, 1 << 20, &done).is_ok());
-    *runs = sh.runs();
+    spilled->runs = sh.runs();
+    spilled->merges = sh.merges();
+    spilled->peak_disk = sh.peak_disk_bytes();
+    spilled->fan_in = sh.fan_in();
     return out;
   };
-  uint64_t runs_mem, runs_disk;
-  SparseRows in_memory = run(uint64_t{1} << 30, &runs_mem);
-  SparseRows external = run(256 << 10, &runs_disk);
-  EXPECT_EQ(runs_mem, 0u);
-  EXPECT_GT(runs_disk, 5u);
+  Spilled mem, disk, deep;
+  SparseRows in_memory = run(uint64_t{1} << 30, &mem);
+  SparseRows external = run(256 << 10, &disk);
+  SparseRows two_levels = run(100 << 10, &deep);
+  EXPECT_EQ(mem.runs, 0u);
+  EXPECT_EQ(mem.peak_disk, 0u);
+  EXPECT_EQ(disk.fan_in, 8u);
+  EXPECT_GT(disk.runs, 2 * disk.fan_in);
+  EXPECT_GT(disk.merges, 0u);
+  EXPECT_LT(disk.open_runs, 2 * disk.fan_in);
+  EXPECT_GT(deep.runs, deep.fan_in * deep.fan_in) << "no run of the second level";
+  EXPECT_LT(deep.open_runs, 3 * deep.fan_in);
+  // Every row was on disk, in a run or two at once while they were merged.
+  EXPECT_GT(disk.peak_disk, 8 * ref.nnz());
+  EXPECT_LT(disk.peak_disk, 2 * (20 * ref.rows() + 8 * ref.nnz()) + 1);
   EXPECT_EQ(in_memory.rows(), ref.rows());
   EXPECT_EQ(external, in_memory);
-  // The spill files are anonymous: nothing is left in the directory.
+  EXPECT_EQ(two_levels, in_memory);
   EXPECT_TRUE(test::list_dir(dir.path()).empty());
+}
+
+// A temporary directory that cannot take runs: an I/O error naming it, not a crash.
+TEST(Convert, ExternalShuffleReportsATemporaryDirectoryItCannotUse) {
+  std::mt19937_64 rng(4);
+  test::RandomMatrixSpec spec;
+  spec.rows = 5000;
+  SparseRows ref = test::random_matrix(spec, rng);
+  TempDir dir;
+  ExternalShuffler sh(1, 64 << 10, dir.file("missing"));
+  Status st;
+  for (size_t r = 0; r < ref.rows() && st.is_ok(); ++r) st = sh.add(ref, r, r);
+  if (st.is_ok()) st = sh.finish();
+  EXPECT_EQ(st.code(), Status::Code::kIOError);
+  EXPECT_NE(st.message().find("cannot create a temporary run in " + dir.file("missing")), std::string::npos)
+      << st.message();
 }
 
 TEST(Convert, TestSplitIsSeededDisjointAndSharesFeatures) {
