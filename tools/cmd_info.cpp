@@ -119,6 +119,9 @@ int run_info(const InfoArgs& a) {
     j["file_bytes"] = store->file_size();
     j["compression_ratio"] = ratio;
     j["skipped_lines"] = m.skipped_lines;
+    // Whether cyclic (ca) and block-reshuffle (br) access can trust the stored order.
+    j["order"] = rows_shuffled(m) ? "shuffled" : "kept";
+    j["order_seed"] = rows_shuffled(m) ? nlohmann::json(m.options.seed) : nlohmann::json();
     nlohmann::json sources = nlohmann::json::array();
     for (const SourceInfo& s : m.sources) {
       auto is_stale = stale(s);
@@ -184,8 +187,12 @@ int run_info(const InfoArgs& a) {
                                is_stale && *is_stale ? " STALE: changed since conversion" : ""));
   }
   const StoreOptions& o = m.options;
-  line("conversion", fmt::format("index base {} ({}), task {}, shuffle {}, seed {}, part {}{}{}", m.index_base,
-                                 o.index_base, o.task, o.shuffle ? "yes" : "no", o.seed, o.part,
+  line("order", rows_shuffled(m)
+                    ? fmt::format("random (shuffled at conversion, seed {})", o.seed)
+                    : std::string("as in the source (converted with --keep-order, or written before "
+                                  "agld shuffled by default)"));
+  line("conversion", fmt::format("index base {} ({}), task {}, seed {}, part {}{}{}", m.index_base,
+                                 o.index_base, o.task, o.seed, o.part,
                                  o.test_fraction > 0 ? fmt::format(" (test fraction {})", o.test_fraction) : "",
                                  m.skipped_lines ? fmt::format(", {} bad lines skipped", m.skipped_lines) : ""));
   if (a.verify) {

@@ -91,6 +91,14 @@ struct StoreMeta {
   std::string created_by;
 };
 
+// Whether the store's rows are in a seeded random order: shuffled at conversion, the
+// default of `agld convert` (options.shuffle, with options.seed). False for a store whose
+// rows are in their source's order: converted with --keep-order, by an agld that did not
+// shuffle by default, or written through StoreWriter with options.shuffle false. Cyclic
+// (ca) and block-reshuffle (br) access assume the stored order has no trend; on time-ordered
+// or sorted rows kept in order they sample the wrong posterior (docs/readers.md).
+bool rows_shuffled(const StoreMeta& meta);
+
 // Words (8 bytes) of memory a decoded chunk holds for chunk c, its row offsets apart: the
 // labels, the indices and, unless every value is 1, the values, each array starting on a
 // 32-byte boundary.

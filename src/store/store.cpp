@@ -578,6 +578,8 @@ std::string locate_sections(const ChunkInfo& c, const std::byte* raw, RawChunk* 
 
 }  // namespace
 
+bool rows_shuffled(const StoreMeta& meta) { return meta.options.shuffle; }
+
 uint64_t decoded_words(const ChunkInfo& c) { return decoded_layout(c).words; }
 
 Status Store::decode_chunk(size_t k, ByteSpan stored, DecodedChunk* out, Labels labels) const {
