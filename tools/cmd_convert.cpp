@@ -19,6 +19,8 @@ struct ConvertArgs {
   bool delta = false;
   bool no_index_shuffle = false;
   bool huffman_literals = false;
+  bool keep_order = false;
+  bool shuffle = false;  // the default; accepted so that old scripts still run
 };
 
 void draw_progress(const ConvertProgress& p) {
@@ -40,6 +42,11 @@ int run_convert(ConvertArgs& a) {
   a.opt.delta = a.delta;
   a.opt.index_shuffle = !a.no_index_shuffle;
   a.opt.raw_literals = !a.huffman_literals;
+  if (a.shuffle && a.keep_order) {
+    return fail(Status::invalid_argument(
+        "--shuffle and --keep-order contradict each other (rows are shuffled by default)"));
+  }
+  a.opt.shuffle = !a.keep_order;
   if (a.huffman_literals && a.opt.compression == "none") {
     return fail(Status::invalid_argument("--huffman-literals applies to zstd compression only"));
   }
@@ -70,18 +77,27 @@ int run_convert(ConvertArgs& a) {
                      {"text_bytes", rep.text_bytes},
                      {"source_bytes", rep.source_bytes},
                      {"output_bytes", rep.output_bytes},
+                     {"order", a.opt.shuffle ? "shuffled" : "kept"},
+                     {"seed", a.opt.seed},
                      {"shuffle_runs", rep.shuffle_runs},
+                     {"shuffle_merges", rep.shuffle_merges},
+                     {"shuffle_disk_bytes", rep.shuffle_disk_bytes},
                      {"seconds", rep.seconds},
                      {"text_mb_per_s", static_cast<double>(rep.text_bytes) / 1e6 / rep.seconds}};
     std::cout << j.dump(2) << std::endl;
   } else if (!a.quiet) {
     std::string rows = fmt::format("{} rows", rep.rows);
     if (!a.opt.test_output.empty()) rows += fmt::format(" (+ {} test rows)", rep.test_rows);
+    std::string order = "in the source's order";
+    if (a.opt.shuffle) {
+      order = fmt::format("shuffled (seed {}{})", a.opt.seed,
+                          rep.shuffle_runs ? fmt::format(", {} runs spilled", rep.shuffle_runs) : "");
+    }
     std::cerr << fmt::format(
-        "agld: {} -> {}: {}, {} features, {} nonzeros, {} labels; {} of text in {:.2f}s "
+        "agld: {} -> {}: {} {}, {} features, {} nonzeros, {} labels; {} of text in {:.2f}s "
         "({:.0f} MB/s), {} written\n",
         a.opt.inputs.size() == 1 ? a.opt.inputs[0] : fmt::format("{} inputs", a.opt.inputs.size()),
-        a.opt.output, rows, rep.features, rep.nnz,
+        a.opt.output, rows, order, rep.features, rep.nnz,
         rep.label_kind == LabelKind::kBinary ? "binary" : "real",
         human_bytes(static_cast<double>(rep.text_bytes)), rep.seconds,
         static_cast<double>(rep.text_bytes) / 1e6 / rep.seconds,
@@ -115,12 +131,20 @@ void add_convert(Cli& cli) {
                 "auto, binary ({0,1}, {-1,+1} or {1,2} -> +-1) or regression")
       ->check(CLI::IsMember({"auto", "binary", "regression"}))
       ->default_val("auto");
-  c->add_flag("--shuffle", a->opt.shuffle, "write the rows in a seeded random order (within --memory)");
-  c->add_option("--seed", a->opt.seed, "seed for --shuffle and --test-fraction")->default_val(0);
-  c->add_option("--memory", a->memory, "memory bound for --shuffle (e.g. 512M, 8G)")
+  c->add_flag("--keep-order", a->keep_order,
+              "keep the source's row order (default: a seeded random order, shuffled within "
+              "--memory; cyclic access on time-ordered or sorted rows samples the wrong "
+              "posterior: docs/readers.md)");
+  c->add_flag("--shuffle", a->shuffle, "the default, accepted for old scripts (a no-op)");
+  c->add_option("--seed", a->opt.seed, "seed of the shuffle and of --test-fraction")->default_val(0);
+  c->add_option("--memory", a->memory,
+                "memory bound for the shuffle, at least 64M (e.g. 512M, 8G); beyond it rows "
+                "spill to temporary files")
       ->check(size_validator())
       ->default_val(a->memory);
-  c->add_option("--temp-dir", a->opt.temp_dir, "where --shuffle spills (default: beside the output)");
+  c->add_option("--temp-dir", a->opt.temp_dir,
+                "where the shuffle spills (default: beside the output; about the rows' "
+                "uncompressed size)");
   c->add_option("--test-fraction", a->opt.test_fraction,
                 "send each row to the test store with this probability (seeded)");
   c->add_option("--test-output", a->opt.test_output, "the test store for --test-fraction");

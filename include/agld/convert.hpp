@@ -23,9 +23,11 @@ struct ConvertOptions {
   std::string index_base = "auto";   // "auto", "0" or "1"
   std::optional<uint64_t> features;  // fixes d
   std::string task = "auto";         // "auto", "binary" or "regression"
-  bool shuffle = false;
-  uint64_t seed = 0;
-  uint64_t memory = uint64_t{1} << 30;  // bound on memory for --shuffle
+  // Rows in a seeded random order (the default): cyclic and block-reshuffle access assume
+  // the stored order has no trend (docs/readers.md). false keeps the source's order.
+  bool shuffle = true;
+  uint64_t seed = 0;                    // of the shuffle and the test split
+  uint64_t memory = uint64_t{1} << 30;  // bound on the shuffle's memory (at least 64M)
   std::string temp_dir;                 // for shuffle runs; default: the output's directory
   double test_fraction = 0;
   std::string test_output;
@@ -55,7 +57,9 @@ struct ConvertReport {
   LabelKind label_kind = LabelKind::kReal;
   int index_base = 1;
   uint64_t text_bytes = 0, source_bytes = 0, output_bytes = 0;
-  uint64_t shuffle_runs = 0;  // sorted runs spilled to disk by --shuffle
+  uint64_t shuffle_runs = 0;        // sorted runs spilled to disk by the shuffle
+  uint64_t shuffle_merges = 0;      // runs merged into larger ones before the last merge
+  uint64_t shuffle_disk_bytes = 0;  // the most bytes its runs held on disk at once, by output, summed
   double seconds = 0;
 };
 

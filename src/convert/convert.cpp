@@ -194,6 +194,7 @@ class Converter {
   uint64_t skipped_ = 0;
   uint64_t split_seed_ = 0;
   bool qid_noted_ = false;
+  const char* phase_ = "parse";  // for the progress line
   Clock::time_point start_ = Clock::now(), last_progress_{};
 
   std::mutex error_mu_;
@@ -285,7 +286,11 @@ Status Converter::validate() {
     return Status::invalid_argument("stdin ('-') given more than once");
   }
   if (opt_.shuffle && opt_.memory < (64 << 20)) {
-    return Status::invalid_argument("--memory must be at least 64M for --shuffle");
+    return Status::invalid_argument(
+        "--memory must be at least 64M to shuffle the rows (or --keep-order, which needs none)");
+  }
+  if (opt_.shuffle && !opt_.temp_dir.empty() && !std::filesystem::is_directory(opt_.temp_dir)) {
+    return Status::invalid_argument("--temp-dir " + opt_.temp_dir + ": not a directory");
   }
   threads_ = opt_.threads > 0 ? static_cast<uint64_t>(opt_.threads)
                               : std::max(1u, std::thread::hardware_concurrency());
@@ -583,15 +588,17 @@ void Converter::report_progress(bool force) {
   p.text_bytes = text_bytes_;
   p.rows = global_row_;
   p.seconds = std::chrono::duration<double>(now - start_).count();
+  p.phase = phase_;
   progress_fn_(p);
 }
 
 Status Converter::drain_shuffler(int sink) {
   Sink& s = sinks_[static_cast<size_t>(sink)];
   AGLD_RETURN_IF_ERROR(s.shuffler->finish());
-  report_->shuffle_runs += s.shuffler->runs();
   bool done = false;
   Status st;
+  phase_ = "shuffle";
+  report_progress(true);
   tbb::parallel_pipeline(
       2 * threads_ + 1,
       tbb::make_filter<void, Sealed*>(
@@ -628,6 +635,10 @@ Status Converter::drain_shuffler(int sink) {
             Status ws = s.writer->add_chunk(c->encoded);
             if (!ws.is_ok()) set_error(ws);
           }));
+  report_->shuffle_runs += s.shuffler->runs();
+  report_->shuffle_merges += s.shuffler->merges();
+  report_->shuffle_disk_bytes += s.shuffler->peak_disk_bytes();
+  s.shuffler.reset();  // its memory and temporary files are not needed any more
   return error_;
 }
 

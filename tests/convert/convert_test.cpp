@@ -5,6 +5,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "agld/convert.hpp"
 #include "agld/store.hpp"
@@ -40,6 +41,28 @@ Status convert_one(const std::string& in, const std::string& out, ConvertOptions
   return convert(opt, &rep);
 }
 
+// Options that keep the source's row order (rows are shuffled by default), for tests that
+// compare a store with its input row by row.
+ConvertOptions kept_order() {
+  ConvertOptions opt;
+  opt.shuffle = false;
+  return opt;
+}
+
+// The rows as a sorted list: equal for two matrices that hold the same multiset of rows.
+std::vector<std::tuple<double, std::vector<uint32_t>, std::vector<float>>> row_multiset(
+    const SparseRows& m) {
+  std::vector<std::tuple<double, std::vector<uint32_t>, std::vector<float>>> rows;
+  for (size_t r = 0; r < m.rows(); ++r) {
+    auto idx = m.row_indices(r);
+    auto val = m.row_values(r);
+    rows.emplace_back(m.labels[r], std::vector<uint32_t>(idx.begin(), idx.end()),
+                      std::vector<float>(val.begin(), val.end()));
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 // A matrix whose text is more than 8 MiB, so that several blocks are parsed in parallel.
 SparseRows big_matrix(std::mt19937_64& rng, size_t rows = 60000) {
   test::RandomMatrixSpec spec;
@@ -71,7 +94,7 @@ TEST(Convert, RoundTripsAcrossChunkingCompressionAndThreads) {
       small.append(ref, 0, 300);
       test::write_file(dir.file("small.svm"), test::to_libsvm(small));
     }
-    ConvertOptions opt;
+    ConvertOptions opt = kept_order();
     opt.compression = c.compression;
     opt.chunk_rows = c.chunk_rows;
     opt.chunk_bytes = c.chunk_bytes;
@@ -138,12 +161,12 @@ TEST(Convert, CompressedInputsAndConcatenatedStreams) {
                               " b.svm >> '" + f + "'")
                   .exit_code,
               0);
-    Status st = convert_one(f, dir.file("out.agld"));
+    Status st = convert_one(f, dir.file("out.agld"), kept_order());
     ASSERT_TRUE(st.is_ok()) << t.name << ": " << st.to_string();
     EXPECT_EQ(read_store(dir.file("out.agld")), both) << t.name;
   }
   // Several inputs are read in order into one store; errors name the file.
-  ConvertOptions opt;
+  ConvertOptions opt = kept_order();
   opt.inputs = {dir.file("a.svm"), dir.file("b.svm")};
   opt.output = dir.file("two.agld");
   ConvertReport rep;
@@ -167,7 +190,7 @@ TEST(Convert, IndexBaseAndFeatures) {
   TempDir dir;
   test::write_file(dir.file("zero.svm"), "1 0:1 5:2\n-1 3:1\n");
   StoreMeta m;
-  ASSERT_TRUE(convert_one(dir.file("zero.svm"), dir.file("z.agld")).is_ok());
+  ASSERT_TRUE(convert_one(dir.file("zero.svm"), dir.file("z.agld"), kept_order()).is_ok());
   SparseRows z = read_store(dir.file("z.agld"), Store::Labels::kRaw, &m);
   EXPECT_EQ(m.index_base, 0);
   EXPECT_EQ(m.features, 6u);
@@ -192,20 +215,20 @@ TEST(Convert, LabelKinds) {
   TempDir dir;
   StoreMeta m;
   test::write_file(dir.file("01.svm"), "0 1:1\n1 2:1\n1 3:1\n");
-  ASSERT_TRUE(convert_one(dir.file("01.svm"), dir.file("01.agld")).is_ok());
+  ASSERT_TRUE(convert_one(dir.file("01.svm"), dir.file("01.agld"), kept_order()).is_ok());
   SparseRows mapped = read_store(dir.file("01.agld"), Store::Labels::kMapped, &m);
   EXPECT_EQ(m.label_kind, LabelKind::kBinary);
   EXPECT_EQ(mapped.labels, (std::vector<double>{-1, 1, 1}));
   EXPECT_EQ(m.label_counts, (std::vector<std::pair<double, uint64_t>>{{0, 1}, {1, 2}}));
 
   test::write_file(dir.file("12.svm"), "1 1:1\n2 2:1\n2 3:1\n");
-  ASSERT_TRUE(convert_one(dir.file("12.svm"), dir.file("12.agld")).is_ok());
+  ASSERT_TRUE(convert_one(dir.file("12.svm"), dir.file("12.agld"), kept_order()).is_ok());
   mapped = read_store(dir.file("12.agld"), Store::Labels::kMapped, &m);
   EXPECT_EQ(m.label_positive, 2);
   EXPECT_EQ(mapped.labels, (std::vector<double>{-1, 1, 1}));
 
   test::write_file(dir.file("3.svm"), "1 1:1\n0 2:1\n-1 3:1\n");
-  ASSERT_TRUE(convert_one(dir.file("3.svm"), dir.file("3.agld")).is_ok());
+  ASSERT_TRUE(convert_one(dir.file("3.svm"), dir.file("3.agld"), kept_order()).is_ok());
   read_store(dir.file("3.agld"), Store::Labels::kMapped, &m);
   EXPECT_EQ(m.label_kind, LabelKind::kReal);
   EXPECT_EQ(m.label_min, -1);
@@ -219,7 +242,7 @@ TEST(Convert, LabelKinds) {
       << st.message();
   EXPECT_FALSE(std::filesystem::exists(dir.file("3b.agld")));
 
-  ConvertOptions regression;
+  ConvertOptions regression = kept_order();
   regression.task = "regression";
   ASSERT_TRUE(convert_one(dir.file("01.svm"), dir.file("r.agld"), regression).is_ok());
   SparseRows raw = read_store(dir.file("r.agld"), Store::Labels::kMapped, &m);
@@ -244,6 +267,107 @@ TEST(Convert, SkipBadLinesCountsAndReports) {
   StoreMeta m;
   read_store(dir.file("s.agld"), Store::Labels::kRaw, &m);
   EXPECT_EQ(m.skipped_lines, 3u);
+}
+
+// The default: a seeded random order, the same store whatever the threads and whether the
+// shuffle fits in memory or spills; --keep-order (shuffle = false) keeps the source's order.
+TEST(Convert, ShufflesByDefault) {
+  const uint64_t seed = test::test_seed(31);
+  std::mt19937_64 rng(seed);
+  TempDir dir;
+  SparseRows ref = big_matrix(rng, 150000);  // ~25 MiB of text; spills at --memory 64M
+  test::write_file(dir.file("in.svm"), test::to_libsvm(ref));
+  const auto ref_rows = row_multiset(ref);
+  struct Case {
+    int threads;
+    uint64_t memory;
+    bool spills;
+  };
+  std::string first_bytes;
+  for (Case c : {Case{1, uint64_t{1} << 30, false}, Case{2, uint64_t{1} << 30, false},
+                 Case{2, 64 << 20, true}, Case{1, 64 << 20, true}}) {
+    SCOPED_TRACE(std::to_string(c.threads) + " threads, memory " + std::to_string(c.memory));
+    ConvertOptions opt;  // the defaults, but for threads and memory
+    opt.inputs = {dir.file("in.svm")};
+    opt.output = dir.file("out.agld");
+    opt.threads = c.threads;
+    opt.memory = c.memory;
+    opt.temp_dir = dir.file("spill");
+    std::filesystem::create_directory(opt.temp_dir);
+    ConvertReport rep;
+    Status st = convert(opt, &rep);
+    ASSERT_TRUE(st.is_ok()) << st.to_string();
+    EXPECT_EQ(rep.shuffle_runs > 0, c.spills) << rep.shuffle_runs << " runs spilled";
+    if (c.spills) {
+      EXPECT_GT(rep.shuffle_disk_bytes, ref.nnz() * 8);
+    }
+    EXPECT_TRUE(test::list_dir(opt.temp_dir).empty()) << "a temporary run was left behind";
+    StoreMeta m;
+    SparseRows back = read_store(opt.output, Store::Labels::kRaw, &m);
+    EXPECT_TRUE(rows_shuffled(m));
+    EXPECT_TRUE(m.options.shuffle);
+    EXPECT_EQ(m.options.seed, 0u);
+    ASSERT_EQ(back.rows(), ref.rows());
+    EXPECT_NE(back.labels, ref.labels) << "the rows kept their order";
+    EXPECT_TRUE(row_multiset(back) == ref_rows) << "not the same rows";
+    const std::string bytes = test::read_file(opt.output);
+    if (first_bytes.empty()) {
+      first_bytes = bytes;
+    } else {
+      EXPECT_TRUE(bytes == first_bytes) << "the store depends on threads or memory";
+    }
+  }
+  // Another seed, another order.
+  ConvertOptions other;
+  other.seed = 1;
+  ASSERT_TRUE(convert_one(dir.file("in.svm"), dir.file("seed1.agld"), other).is_ok());
+  StoreMeta m;
+  SparseRows seed1 = read_store(dir.file("seed1.agld"), Store::Labels::kRaw, &m);
+  EXPECT_EQ(m.options.seed, 1u);
+  EXPECT_NE(seed1, read_store(dir.file("out.agld")));
+  EXPECT_TRUE(row_multiset(seed1) == ref_rows);
+  // Kept order: the input as it was.
+  ASSERT_TRUE(convert_one(dir.file("in.svm"), dir.file("kept.agld"), kept_order()).is_ok());
+  EXPECT_EQ(read_store(dir.file("kept.agld"), Store::Labels::kRaw, &m), ref);
+  EXPECT_FALSE(rows_shuffled(m));
+  EXPECT_FALSE(m.options.shuffle);
+}
+
+// A store written before shuffling was the default (or through StoreWriter with the default
+// options) reports its order as kept.
+TEST(Convert, StoreWriterDefaultsToKeptOrder) {
+  TempDir dir;
+  std::mt19937_64 rng(1);
+  test::RandomMatrixSpec spec;
+  spec.rows = 50;
+  ASSERT_TRUE(test::write_store(dir.file("old.agld"), test::random_matrix(spec, rng), 20, ChunkCodec{},
+                                uint64_t{1000})
+                  .is_ok());
+  StoreMeta m;
+  read_store(dir.file("old.agld"), Store::Labels::kRaw, &m);
+  EXPECT_FALSE(rows_shuffled(m));
+  m.options.shuffle = true;
+  EXPECT_TRUE(rows_shuffled(m));
+}
+
+TEST(Convert, MemoryTooSmallToShuffle) {
+  TempDir dir;
+  test::write_file(dir.file("in.svm"), "1 1:1\n-1 2:1\n");
+  ConvertOptions opt;
+  opt.memory = 32 << 20;
+  Status st = convert_one(dir.file("in.svm"), dir.file("out.agld"), opt);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("--memory must be at least 64M"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("--keep-order"), std::string::npos) << st.message();
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.agld")));
+  opt.shuffle = false;  // needs no memory of its own
+  EXPECT_TRUE(convert_one(dir.file("in.svm"), dir.file("out.agld"), opt).is_ok());
+  opt.shuffle = true;
+  opt.memory = 64 << 20;
+  opt.temp_dir = dir.file("nowhere");
+  st = convert_one(dir.file("in.svm"), dir.file("out2.agld"), opt);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("--temp-dir"), std::string::npos) << st.message();
 }
 
 std::vector<double> row_ids(const SparseRows& rows) { return rows.labels; }
@@ -399,6 +523,16 @@ TEST(Convert, TestSplitIsSeededDisjointAndSharesFeatures) {
     EXPECT_EQ(mtest.options.part, "test");
     EXPECT_EQ(mtrain.label_kind, LabelKind::kBinary);
     EXPECT_EQ(mtest.label_kind, LabelKind::kBinary);
+    // Both stores are shuffled, or both kept in the source's order (the row number is the
+    // second value).
+    for (const auto* part : {&train, &test_rows}) {
+      std::vector<float> numbers;
+      for (size_t r = 0; r < part->rows(); ++r) numbers.push_back(part->row_values(r)[1]);
+      EXPECT_EQ(std::is_sorted(numbers.begin(), numbers.end()), !shuffle);
+    }
+    EXPECT_EQ(rows_shuffled(mtrain), shuffle);
+    EXPECT_EQ(rows_shuffled(mtest), shuffle);
+    EXPECT_EQ(mtest.options.seed, seed);
   }
 }
 

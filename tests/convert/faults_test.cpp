@@ -406,18 +406,39 @@ std::string big_input(const TempDir& in) {
   return path;
 }
 
-// Runs a slow conversion, interrupts it with sig once it has written some of its output,
-// and checks that it died of the signal.
+// How a conversion orders its rows, for the interruption tests.
+enum class Order {
+  kKept,     // --keep-order: the output grows while the input is read
+  kShuffle,  // the default: the whole input is read and shuffled in memory, then written
+  kSpill,    // the default with --memory 64M: sorted runs spill to --temp-dir, then merge
+};
+
+const char* order_name(Order o) {
+  return o == Order::kKept ? "--keep-order" : o == Order::kShuffle ? "shuffled" : "shuffled, spilling";
+}
+
+// Runs a slow conversion, interrupts it with sig once it has written some of its output
+// (with Order::kSpill, once a temporary run in spill_dir holds some rows), and checks that
+// it died of the signal.
 // With no_tmpfile, under a seccomp filter that denies O_TMPFILE (returns false when
 // seccomp is unavailable).
 bool interrupt_conversion(const std::string& input, const fs::path& out_dir, int sig,
-                          bool no_tmpfile = false) {
+                          bool no_tmpfile = false, Order order = Order::kKept,
+                          const fs::path& spill_dir = {}) {
   TempDir logs;
   const std::string log = logs.file("stderr");
   // zstd:19 on one thread: slow enough to be caught mid-way on any machine.
-  pid_t pid = spawn_agld({"convert", input, "-o", (out_dir / "x.agld").string(), "--threads", "1",
-                          "--compression", "zstd:19", "--chunk-bytes", "64K", "--quiet"},
-                         log, no_tmpfile);
+  std::vector<std::string> args = {"convert", input, "-o", (out_dir / "x.agld").string(), "--threads", "1",
+                                   "--compression", "zstd:19", "--chunk-bytes", "64K", "--quiet"};
+  if (order == Order::kKept) args.push_back("--keep-order");
+  if (order == Order::kSpill) {
+    for (const std::string& a : {std::string("--memory"), std::string("64M"), std::string("--temp-dir"),
+                                 spill_dir.string()}) {
+      args.push_back(a);
+    }
+  }
+  const fs::path watched = order == Order::kSpill ? spill_dir : out_dir;
+  pid_t pid = spawn_agld(args, log, no_tmpfile);
   EXPECT_GT(pid, 0);
   if (pid <= 0) return true;
   const auto start = std::chrono::steady_clock::now();
@@ -430,7 +451,7 @@ bool interrupt_conversion(const std::string& input, const fs::path& out_dir, int
       exited = true;
       break;
     }
-    written = output_in_progress(pid, out_dir);
+    written = output_in_progress(pid, watched);
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (t >= 0.2 && written > 1000) break;  // a chunk or more is in the output
     if (t > 20) break;
@@ -450,35 +471,43 @@ bool interrupt_conversion(const std::string& input, const fs::path& out_dir, int
 TEST(ConvertInterrupted, WithoutOTmpfileSigintAndSigtermLeaveNothing) {
   TempDir in;
   const std::string input = big_input(in);
-  for (int sig : {SIGINT, SIGTERM}) {
-    SCOPED_TRACE(strsignal(sig));
-    TempDir out;
-    if (!interrupt_conversion(input, out.path(), sig, /*no_tmpfile=*/true)) {
-      GTEST_SKIP() << "seccomp unavailable";
+  for (Order order : {Order::kKept, Order::kShuffle, Order::kSpill}) {
+    for (int sig : {SIGINT, SIGTERM}) {
+      SCOPED_TRACE(std::string(strsignal(sig)) + ", " + order_name(order));
+      TempDir out, spill;
+      if (!interrupt_conversion(input, out.path(), sig, /*no_tmpfile=*/true, order, spill.path())) {
+        GTEST_SKIP() << "seccomp unavailable";
+      }
+      EXPECT_TRUE(test::list_dir(out.path()).empty()) << names(test::list_dir(out.path()));
+      EXPECT_TRUE(test::list_dir(spill.path()).empty()) << names(test::list_dir(spill.path()));
+      const std::string before = put_existing_store(out.file("x.agld"), 22);
+      interrupt_conversion(input, out.path(), sig, /*no_tmpfile=*/true, order, spill.path());
+      EXPECT_EQ(test::list_dir(out.path()), std::vector<std::string>{"x.agld"})
+          << names(test::list_dir(out.path()));
+      EXPECT_TRUE(test::list_dir(spill.path()).empty()) << names(test::list_dir(spill.path()));
+      EXPECT_TRUE(test::read_file(out.file("x.agld")) == before) << "the earlier store was changed";
     }
-    EXPECT_TRUE(test::list_dir(out.path()).empty()) << names(test::list_dir(out.path()));
-    const std::string before = put_existing_store(out.file("x.agld"), 22);
-    interrupt_conversion(input, out.path(), sig, /*no_tmpfile=*/true);
-    EXPECT_EQ(test::list_dir(out.path()), std::vector<std::string>{"x.agld"})
-        << names(test::list_dir(out.path()));
-    EXPECT_TRUE(test::read_file(out.file("x.agld")) == before) << "the earlier store was changed";
   }
 }
 
-TEST(ConvertInterrupted, SigkillAndSigintLeaveNothing) {
+TEST(ConvertInterrupted, SigkillSigintAndSigtermLeaveNothing) {
   TempDir in;
   const std::string input = big_input(in);
-  for (int sig : {SIGKILL, SIGINT}) {
-    SCOPED_TRACE(strsignal(sig));
-    TempDir out;
-    interrupt_conversion(input, out.path(), sig);
-    EXPECT_TRUE(test::list_dir(out.path()).empty()) << names(test::list_dir(out.path()));
-    // Over an earlier store: it is untouched.
-    const std::string before = put_existing_store(out.file("x.agld"), 21);
-    interrupt_conversion(input, out.path(), sig);
-    EXPECT_EQ(test::list_dir(out.path()), std::vector<std::string>{"x.agld"})
-        << names(test::list_dir(out.path()));
-    EXPECT_TRUE(test::read_file(out.file("x.agld")) == before) << "the earlier store was changed";
+  for (Order order : {Order::kKept, Order::kShuffle, Order::kSpill}) {
+    for (int sig : {SIGKILL, SIGINT, SIGTERM}) {
+      SCOPED_TRACE(std::string(strsignal(sig)) + ", " + order_name(order));
+      TempDir out, spill;
+      interrupt_conversion(input, out.path(), sig, false, order, spill.path());
+      EXPECT_TRUE(test::list_dir(out.path()).empty()) << names(test::list_dir(out.path()));
+      EXPECT_TRUE(test::list_dir(spill.path()).empty()) << names(test::list_dir(spill.path()));
+      // Over an earlier store: it is untouched.
+      const std::string before = put_existing_store(out.file("x.agld"), 21);
+      interrupt_conversion(input, out.path(), sig, false, order, spill.path());
+      EXPECT_EQ(test::list_dir(out.path()), std::vector<std::string>{"x.agld"})
+          << names(test::list_dir(out.path()));
+      EXPECT_TRUE(test::list_dir(spill.path()).empty()) << names(test::list_dir(spill.path()));
+      EXPECT_TRUE(test::read_file(out.file("x.agld")) == before) << "the earlier store was changed";
+    }
   }
 }
 
@@ -544,6 +573,50 @@ TEST(LocalFileSystemFallback, NamedTemporaryIsRemovedOrRenamed) {
   ASSERT_TRUE(WIFEXITED(status)) << "child died: status " << status;
   if (WEXITSTATUS(status) == kNoSeccomp) GTEST_SKIP() << "seccomp unavailable";
   EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's message above";
+}
+
+// The default shuffle spilling sorted runs (--memory 64M): a good conversion leaves just the
+// store, a bad line at the end of the input nothing, and neither a temporary run, with
+// O_TMPFILE and without it (runs then have a name for an instant, unlinked at once).
+TEST(ConvertShuffleSpill, LeavesNoTemporaryRun) {
+  TempDir in;
+  const std::string input = big_input(in);
+  std::string text = test::read_file(input);
+  const uint64_t lines = static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n'));
+  text += "+1 3:1 x:2\n";
+  test::write_file(in.file("bad.txt"), text);
+  text.clear();
+  for (bool no_tmpfile : {false, true}) {
+    SCOPED_TRACE(no_tmpfile ? "without O_TMPFILE" : "with O_TMPFILE");
+    TempDir out, spill, logs;
+    auto run = [&](const std::string& file) {
+      pid_t pid = spawn_agld({"convert", file, "-o", out.file("x.agld"), "--memory", "64M", "--temp-dir",
+                              spill.path().string(), "--json", "--threads", "2"},
+                             logs.file("log"), no_tmpfile);
+      int status = 0;
+      EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    };
+    int rc = run(input);
+    if (rc == kNoSeccomp) GTEST_SKIP() << "seccomp unavailable";
+    const std::string log = test::read_file(logs.file("log"));
+    ASSERT_EQ(rc, 0) << log;
+    EXPECT_NE(log.find("\"shuffle_runs\": "), std::string::npos) << log;
+    EXPECT_EQ(log.find("\"shuffle_runs\": 0,"), std::string::npos) << "nothing spilled: " << log;
+    EXPECT_EQ(test::list_dir(out.path()), std::vector<std::string>{"x.agld"}) << names(test::list_dir(out.path()));
+    EXPECT_TRUE(test::list_dir(spill.path()).empty()) << names(test::list_dir(spill.path()));
+    uint64_t rows = 0;
+    EXPECT_TRUE(verify_store(out.file("x.agld"), &rows).is_ok());
+    EXPECT_EQ(rows, lines);
+    const std::string good = test::read_file(out.file("x.agld"));
+    rc = run(in.file("bad.txt"));
+    EXPECT_EQ(rc, 65) << test::read_file(logs.file("log"));
+    EXPECT_NE(test::read_file(logs.file("log")).find(":" + std::to_string(lines + 1) + ":"), std::string::npos)
+        << test::read_file(logs.file("log"));
+    EXPECT_EQ(test::list_dir(out.path()), std::vector<std::string>{"x.agld"}) << names(test::list_dir(out.path()));
+    EXPECT_TRUE(test::list_dir(spill.path()).empty()) << names(test::list_dir(spill.path()));
+    EXPECT_TRUE(test::read_file(out.file("x.agld")) == good) << "the earlier store was changed";
+  }
 }
 
 // The CLI without O_TMPFILE: a good conversion leaves just the store; a bad line far in

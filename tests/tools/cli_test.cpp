@@ -2,7 +2,9 @@
 // convert -> info -> dump round trip on the shipped dataset.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "test_support.hpp"
@@ -46,7 +48,7 @@ void expect_one_line_error(const test::RunResult& r, int code, const std::string
 TEST(Cli, HeartScaleConvertsAndDumpsBackIdentically) {
   TempDir dir;
   const std::string store = dir.file("heart.agld");
-  auto r = run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(store));
+  auto r = run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(store) + " --keep-order");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(r.out.empty());
   EXPECT_NE(r.err.find("270 rows"), std::string::npos) << r.err;
@@ -72,6 +74,86 @@ TEST(Cli, HeartScaleConvertsAndDumpsBackIdentically) {
   expect_one_line_error(r, 64, "--rows");
 }
 
+// By default the rows are shuffled (seeded); --keep-order keeps them as they were; --shuffle,
+// the old way to ask for it, is the default; info says which order a store has.
+TEST(Cli, ConvertShufflesByDefaultAndInfoSaysSo) {
+  TempDir dir;
+  const std::string shuffled = dir.file("s.agld"), kept = dir.file("k.agld");
+  auto r = run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(shuffled));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("270 rows shuffled (seed 0)"), std::string::npos) << r.err;
+  const auto orig = parse_text(test::read_file(kHeart));
+  auto rows = parse_text(run_agld("dump " + shell_arg(shuffled)).out);
+  EXPECT_NE(rows, orig) << "the rows kept their order";
+  auto sorted_orig = orig;
+  std::sort(sorted_orig.begin(), sorted_orig.end());
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(rows, sorted_orig) << "not the same rows";
+  r = run_agld("info " + shell_arg(shuffled));
+  EXPECT_NE(r.out.find("\norder        random (shuffled at conversion, seed 0)\n"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(run_agld("info " + shell_arg(shuffled) + " --json").out);
+  EXPECT_EQ(j["order"], "shuffled");
+  EXPECT_EQ(j["order_seed"], 0);
+  EXPECT_EQ(j["options"]["shuffle"], true);
+
+  // --shuffle is the default: the same store, byte for byte.
+  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(dir.file("s2.agld")) + " -q --shuffle")
+                .exit_code,
+            0);
+  EXPECT_TRUE(test::read_file(dir.file("s2.agld")) == test::read_file(shuffled));
+  // Another seed, another order, recorded.
+  r = run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(dir.file("s5.agld")) + " --seed 5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["order"], "shuffled");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["seed"], 5);
+  EXPECT_NE(run_agld("dump " + shell_arg(dir.file("s5.agld"))).out, run_agld("dump " + shell_arg(shuffled)).out);
+  j = nlohmann::json::parse(run_agld("info " + shell_arg(dir.file("s5.agld")) + " --json").out);
+  EXPECT_EQ(j["order_seed"], 5);
+  EXPECT_NE(run_agld("info " + shell_arg(dir.file("s5.agld"))).out.find("shuffled at conversion, seed 5"),
+            std::string::npos);
+
+  r = run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(kept) + " --keep-order --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["order"], "kept");
+  EXPECT_EQ(parse_text(run_agld("dump " + shell_arg(kept)).out), orig);
+  r = run_agld("info " + shell_arg(kept));
+  EXPECT_NE(r.out.find("\norder        as in the source (converted with --keep-order"), std::string::npos) << r.out;
+  j = nlohmann::json::parse(run_agld("info " + shell_arg(kept) + " --json").out);
+  EXPECT_EQ(j["order"], "kept");
+  EXPECT_TRUE(j["order_seed"].is_null());
+
+  // A store written before shuffling was the default: StoreWriter with the options' defaults.
+  std::mt19937_64 rng(2);
+  test::RandomMatrixSpec spec;
+  spec.rows = 40;
+  const std::string old = dir.file("old.agld");
+  ASSERT_TRUE(test::write_store(old, test::random_matrix(spec, rng), 16, ChunkCodec{}, uint64_t{1000}).is_ok());
+  r = run_agld("info " + shell_arg(old));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("or written before agld shuffled by default)"), std::string::npos) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(run_agld("info " + shell_arg(old) + " --json").out)["order"], "kept");
+}
+
+TEST(Cli, ConvertOrderUsageErrors) {
+  TempDir dir;
+  const std::string out = dir.file("x.agld");
+  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(out) + " --shuffle --keep-order"),
+                        64, "--shuffle and --keep-order");
+  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(out) + " --memory 32M"), 64,
+                        "--memory must be at least 64M to shuffle the rows (or --keep-order");
+  expect_one_line_error(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(out) + " --temp-dir " +
+                                 shell_arg(dir.file("none"))),
+                        64, "--temp-dir");
+  EXPECT_TRUE(test::list_dir(dir.path()).empty());
+  // Keeping the order needs no memory of its own.
+  EXPECT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(out) + " -q --keep-order --memory 32M")
+                .exit_code,
+            0);
+  auto help = run_agld("convert --help");
+  EXPECT_NE(help.out.find("--keep-order"), std::string::npos);
+  EXPECT_NE(help.out.find("the default, accepted for old scripts"), std::string::npos) << help.out;
+}
+
 TEST(Cli, InfoJsonHasTheDocumentedKeys) {
   TempDir dir;
   const std::string store = dir.file("heart.agld");
@@ -88,7 +170,8 @@ TEST(Cli, InfoJsonHasTheDocumentedKeys) {
   EXPECT_GT(j["compression_ratio"].get<double>(), 1.0);
   EXPECT_EQ(j["sources"][0]["stale"], false);
   EXPECT_EQ(j["sources"][0]["size"], 27670);
-  for (const char* key : {"row_sq_norm_max", "row_sq_norm_sum", "label_counts", "file_bytes", "options"}) {
+  for (const char* key : {"row_sq_norm_max", "row_sq_norm_sum", "label_counts", "file_bytes", "options", "order",
+                          "order_seed"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   r = run_agld("info " + shell_arg(store));
@@ -112,6 +195,9 @@ TEST(Cli, StdinAndCompressedStdin) {
   TempDir dir;
   const std::string gz = dir.file("h.gz");
   ASSERT_EQ(test::run_shell("gzip -c " + shell_arg(kHeart) + " > " + shell_arg(gz)).exit_code, 0);
+  // From stdin, shuffled by default as from a file: the same rows in the same order.
+  ASSERT_EQ(run_agld("convert " + shell_arg(kHeart) + " -o " + shell_arg(dir.file("f.agld")) + " -q").exit_code, 0);
+  const std::string from_file = run_agld("dump " + shell_arg(dir.file("f.agld"))).out;
   for (const std::string& in : {kHeart, gz}) {
     auto r = run_agld("convert - -o " + shell_arg(dir.file("x.agld")) + " --json", in);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -120,7 +206,10 @@ TEST(Cli, StdinAndCompressedStdin) {
     auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["sources"][0]["name"], "-");
     EXPECT_TRUE(j["sources"][0]["size"].is_null());
+    EXPECT_EQ(j["order"], "shuffled");
+    EXPECT_EQ(run_agld("dump " + shell_arg(dir.file("x.agld"))).out, from_file);
   }
+  EXPECT_EQ(test::list_dir(dir.path()), (std::vector<std::string>{"f.agld", "h.gz", "x.agld"}));
 }
 
 TEST(Cli, ExitCodesAndOneLineErrors) {
