@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Chunk size: compression ratio, conversion CPU time and single-thread read (verify) speed
-# for several --chunk-bytes, on criteo- and kdd12-shaped data. Medians of RUNS runs.
+# for several --chunk-bytes, on criteo- and kdd12-shaped data (rows in the generated order,
+# --keep-order, as measured in docs/design.md). Medians of RUNS runs.
 #   bench/chunk_size_bench.sh [ROWS]      (default 1000000 criteo rows, 3000000 kdd12 rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ for f in "$CRITEO" "$KDD"; do
   shape=$(basename "$f" | cut -d- -f1)
   for cb in 256K 1M 4M 16M; do
     cpu=$(for i in $(seq "$RUNS"); do /usr/bin/time -f "%U %S" "$AGLD" convert "$f" -o "$DIR/cs.agld" \
-          --threads 1 -q --chunk-bytes "$cb" --chunk-rows 10000000 2>&1 | awk '{print $1 + $2}'; done | median)
+          --threads 1 -q --keep-order --chunk-bytes "$cb" --chunk-rows 10000000 2>&1 | awk '{print $1 + $2}'; done | median)
     read -r chunks ratio < <("$AGLD" info "$DIR/cs.agld" --json | /usr/bin/python3 -c \
       "import json,sys; j=json.load(sys.stdin); print(j['chunks'], round(j['compression_ratio'], 2))")
     vr=$(for i in $(seq "$RUNS"); do "$AGLD" info "$DIR/cs.agld" --verify --threads 1 --json | /usr/bin/python3 -c \

@@ -32,8 +32,13 @@ SMALL=$DIR/kdd-$ROWS-d1m.svm
 [[ -f $SMALL ]] || awk '{ printf "%s", $1; delete seen;
     for (i = 2; i <= NF; i++) { split($i, p, ":"); j = (p[1] - 1) % 1000000 + 1;
       if (!(j in seen)) { seen[j] = 1; printf " %d:%s", j, p[2] } } printf "\n" }' "$BIG" > "$SMALL"
-[[ -f $DIR/kdd-big.agld ]] || "$AGLD" convert "$BIG" -o "$DIR/kdd-big.agld" -q --features 54686452
-[[ -f $DIR/kdd-small.agld ]] || "$AGLD" convert "$SMALL" -o "$DIR/kdd-small.agld" -q --features 1000000
+# The generated rows are independent draws; the stores keep their order (as before convert
+# shuffled by default), which an older AGLD keeps without being asked.
+KEEP=$("$AGLD" convert --help | grep -q -- --keep-order && echo --keep-order || true)
+# shellcheck disable=SC2086
+[[ -f $DIR/kdd-big.agld ]] || "$AGLD" convert "$BIG" -o "$DIR/kdd-big.agld" -q --features 54686452 $KEEP
+# shellcheck disable=SC2086
+[[ -f $DIR/kdd-small.agld ]] || "$AGLD" convert "$SMALL" -o "$DIR/kdd-small.agld" -q --features 1000000 $KEEP
 
 run() {  # store iterations extra... -> sampling seconds
   local store=$1 iters=$2; shift 2

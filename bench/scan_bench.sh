@@ -66,9 +66,11 @@ TEXT=$DIR/criteo-$ROWS.svm
 # zstd: the default (raw literals); zstd-huf: --huffman-literals (the default until session 5).
 declare -A STORE=([zstd]=$DIR/scan-$ROWS-zstdraw.agld [zstd-huf]=$DIR/scan-$ROWS-zstd.agld
                   [none]=$DIR/scan-$ROWS-none.agld)
-[[ -f ${STORE[zstd]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstd]}" -q
-[[ -f ${STORE[zstd-huf]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstd-huf]}" -q --huffman-literals
-[[ -f ${STORE[none]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[none]}" -q --compression none
+# The generated rows are independent draws: their order does not matter to a reader, and
+# --keep-order keeps the stores as they were measured before convert shuffled by default.
+[[ -f ${STORE[zstd]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstd]}" -q --keep-order
+[[ -f ${STORE[zstd-huf]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[zstd-huf]}" -q --keep-order --huffman-literals
+[[ -f ${STORE[none]} ]] || "$AGLD" convert "$TEXT" -o "${STORE[none]}" -q --keep-order --compression none
 STORES=(zstd zstd-huf none)
 for s in "${STORES[@]}"; do "$AGLD" info "${STORE[$s]}" --json > "$OUT/info-$s.json"; done
 S=$(stat -c %s "${STORE[zstd]}")
