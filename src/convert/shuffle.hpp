@@ -5,6 +5,11 @@
 // as sorted runs to anonymous temporary files that are merged at the end. Sorting by
 // independent uniform keys is a uniform random permutation.
 //
+// The buffer is half the memory: each row a record in large blocks (on huge pages where the
+// kernel gives them), written once and kept from one run to the next, and a slot (key,
+// record) a row, which is what is sorted. So a row is copied in once and out once, and
+// neither growing arrays nor page faults are paid again for every run.
+//
 // At most fan_in() runs are merged at once (each needs a read buffer and a descriptor):
 // when fan_in() runs of one level have been spilled, they are merged into one run of the
 // next level, as in a log-structured merge, so a small --memory on a large input costs
@@ -63,17 +68,38 @@ class ExternalShuffler {
   // Readies runs [first, end) for merging: read buffers of the share of memory each, and
   // their first records in *heap.
   Status start_merge(size_t first, Heap* heap);
-  uint64_t buffer_bytes() const;
-  void sort_buffer();
+  // Room for a record of `bytes` in the blocks (a new block if none has it): its address.
+  char* place(size_t bytes);
+  // Whether a record of `bytes` more keeps the buffer within its share of memory.
+  bool fits(size_t bytes) const;
+  void sort_slots();
+  void free_buffer();
+
+  // A row in memory: its key and record ([f64 label][u32 nnz][u32 idx x nnz][f32 val x nnz]).
+  struct Slot {
+    uint64_t key;
+    const char* record;
+  };
+  struct BlockFree {
+    void operator()(char* p) const noexcept;
+  };
+  struct Block {
+    std::unique_ptr<char, BlockFree> data;
+    size_t size = 0;
+  };
 
   uint64_t seed_;
   uint64_t limit_;
+  uint64_t budget_;     // for the buffer: blocks and slots
+  size_t block_bytes_;  // a block's size (a record larger than it gets a block of its own)
   size_t fan_in_;
   std::string temp_dir_;
-  SparseRows buf_;
-  std::vector<uint64_t> keys_;
-  std::vector<uint32_t> order_;  // buffer rows in key order (after sort_buffer)
-  size_t emitted_ = 0;           // in-memory mode: rows of order_ already emitted
+  std::vector<Block> blocks_;  // kept from one run to the next
+  uint64_t block_total_ = 0;   // bytes of blocks_
+  size_t block_ = 0;           // the block being filled ...
+  size_t block_used_ = 0;      // ... and its bytes used
+  std::vector<Slot> slots_;
+  size_t emitted_ = 0;  // in-memory mode: slots already emitted
   // Runs in input order (a run's rows all come before the next run's), levels
   // non-increasing: so equal keys, if there were any, would still come out in input order.
   std::vector<std::unique_ptr<Run>> runs_;
