@@ -410,16 +410,23 @@ std::string big_input(const TempDir& in) {
 enum class Order {
   kKept,     // --keep-order: the output grows while the input is read
   kShuffle,  // the default: the whole input is read and shuffled in memory, then written
-  kSpill,    // the default with --memory 64M: sorted runs spill to --temp-dir, then merge
+  kSpill,    // the default with --memory 64M: sorted runs spill to --temp-dir ...
+  kMerge,    // ... and are merged into the output (interrupted then)
 };
 
 const char* order_name(Order o) {
-  return o == Order::kKept ? "--keep-order" : o == Order::kShuffle ? "shuffled" : "shuffled, spilling";
+  switch (o) {
+    case Order::kKept: return "--keep-order";
+    case Order::kShuffle: return "shuffled";
+    case Order::kSpill: return "shuffled, spilling runs";
+    case Order::kMerge: return "shuffled, merging runs";
+  }
+  return "";
 }
 
 // Runs a slow conversion, interrupts it with sig once it has written some of its output
-// (with Order::kSpill, once a temporary run in spill_dir holds some rows), and checks that
-// it died of the signal.
+// (with Order::kSpill, once a temporary run in spill_dir holds some rows; with kMerge, once
+// the runs are being merged into the output), and checks that it died of the signal.
 // With no_tmpfile, under a seccomp filter that denies O_TMPFILE (returns false when
 // seccomp is unavailable).
 bool interrupt_conversion(const std::string& input, const fs::path& out_dir, int sig,
@@ -431,7 +438,7 @@ bool interrupt_conversion(const std::string& input, const fs::path& out_dir, int
   std::vector<std::string> args = {"convert", input, "-o", (out_dir / "x.agld").string(), "--threads", "1",
                                    "--compression", "zstd:19", "--chunk-bytes", "64K", "--quiet"};
   if (order == Order::kKept) args.push_back("--keep-order");
-  if (order == Order::kSpill) {
+  if (order == Order::kSpill || order == Order::kMerge) {
     for (const std::string& a : {std::string("--memory"), std::string("64M"), std::string("--temp-dir"),
                                  spill_dir.string()}) {
       args.push_back(a);
@@ -452,6 +459,8 @@ bool interrupt_conversion(const std::string& input, const fs::path& out_dir, int
       break;
     }
     written = output_in_progress(pid, watched);
+    // Merging: the runs are still open while the output grows.
+    if (order == Order::kMerge && output_in_progress(pid, spill_dir) < 0) written = -1;
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (t >= 0.2 && written > 1000) break;  // a chunk or more is in the output
     if (t > 20) break;
@@ -471,7 +480,7 @@ bool interrupt_conversion(const std::string& input, const fs::path& out_dir, int
 TEST(ConvertInterrupted, WithoutOTmpfileSigintAndSigtermLeaveNothing) {
   TempDir in;
   const std::string input = big_input(in);
-  for (Order order : {Order::kKept, Order::kShuffle, Order::kSpill}) {
+  for (Order order : {Order::kKept, Order::kShuffle, Order::kSpill, Order::kMerge}) {
     for (int sig : {SIGINT, SIGTERM}) {
       SCOPED_TRACE(std::string(strsignal(sig)) + ", " + order_name(order));
       TempDir out, spill;
@@ -493,7 +502,7 @@ TEST(ConvertInterrupted, WithoutOTmpfileSigintAndSigtermLeaveNothing) {
 TEST(ConvertInterrupted, SigkillSigintAndSigtermLeaveNothing) {
   TempDir in;
   const std::string input = big_input(in);
-  for (Order order : {Order::kKept, Order::kShuffle, Order::kSpill}) {
+  for (Order order : {Order::kKept, Order::kShuffle, Order::kSpill, Order::kMerge}) {
     for (int sig : {SIGKILL, SIGINT, SIGTERM}) {
       SCOPED_TRACE(std::string(strsignal(sig)) + ", " + order_name(order));
       TempDir out, spill;
