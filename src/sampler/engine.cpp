@@ -99,7 +99,7 @@ class Engine {
   Status refresh();
   Status batch_iteration(uint64_t k, bool keep, bool do_step);
   Status full_iteration(uint64_t k, bool keep, bool do_step);
-  Status emit(uint64_t k);
+  Status emit();
   Status evaluate(uint64_t k, SampleObserver& obs);
   void progress(uint64_t k, SampleObserver& obs);
   void finish(bool stopped, SampleResult* result);
@@ -136,6 +136,7 @@ class Engine {
   sampler::Intercept intercept_, test_intercept_;
   std::vector<std::unique_ptr<Chain>> chains_;
   bool parallel_steps_ = false;  // batches large enough to step the chains on all cores
+  bool sweeps_parallel_ = false; // d large enough to sweep the chains' coordinates on all cores
 
   std::unique_ptr<Reader> main_;
   std::unique_ptr<PassStream> pass_, test_stream_;
@@ -182,7 +183,7 @@ Status Engine::open_readers() {
 }
 
 Status Engine::sync_all(uint64_t k, bool keep) {
-  return for_chains([&](Chain& c) { return c.sync(k, keep); }, run_.dim >= kRangeGrain);
+  return for_chains([&](Chain& c) { return c.sync(k, keep); }, sweeps_parallel_);
 }
 
 // Every chain's kept state (every coordinate current) into the moments and the diagnostics.
@@ -200,7 +201,7 @@ void Engine::keep_states() {
 Status Engine::refresh() {
   const sampler::RefreshRows rows = chains_.front()->snapshot().refresh_rows();
   if (rows == sampler::RefreshRows::kNone) return Status::ok();
-  Status st = for_chains([](Chain& c) { c.begin_refresh(); return Status::ok(); }, run_.dim >= kRangeGrain);
+  Status st = for_chains([](Chain& c) { c.begin_refresh(); return Status::ok(); }, sweeps_parallel_);
   if (!st.is_ok()) return st;
   const size_t k = chains_.size();
   if (rows == sampler::RefreshRows::kFullPass) {
@@ -248,12 +249,11 @@ Status Engine::full_iteration(uint64_t k, bool keep, bool do_step) {
   if (!st.is_ok()) return st;
   rows_read_ += run_.rows;
   grad_evals_ += run_.rows * chains_.size();
-  return for_chains([&](Chain& c) { return c.full_step(k, keep, do_step); }, run_.dim >= kRangeGrain);
+  return for_chains([&](Chain& c) { return c.full_step(k, keep, do_step); }, sweeps_parallel_);
 }
 
-// The kept states of iteration k, chain by chain: the observer's draws, the tracked draws.
-Status Engine::emit(uint64_t k) {
-  (void)k;
+// The kept states of this iteration, chain by chain: the observer's draws, the tracked draws.
+Status Engine::emit() {
   for (size_t c = 0; c < chains_.size(); ++c) {
     const DrawRecord& d = chains_[c]->draw();
     tracked_draws_[c][0].push_back(d.lp);
@@ -332,13 +332,14 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
   const StoreMeta& m = train_.meta();
   const uint64_t batch_nnz = run_.batch * ((m.nnz + m.rows - 1) / m.rows + 1);
   parallel_steps_ = batch_nnz * chains_.size() >= kParallelNnz && !chains_.front()->snapshot().full_batch();
+  sweeps_parallel_ = run_.dim >= kRangeGrain;
   tracked_draws_.assign(chains_.size(), std::vector<std::vector<double>>(run_.options.track.size() + 1));
   if (test_) predictive_ = std::make_unique<sampler::Predictive>(test_->meta().rows, chains_.size(), *model_);
   Status st = open_readers();
   if (!st.is_ok()) return st;
   st = obs.on_start(run_);
   if (!st.is_ok()) return st;
-  st = for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); }, run_.dim >= kRangeGrain);
+  st = for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); }, sweeps_parallel_);
   if (st.is_ok()) st = refresh();
   if (!st.is_ok()) return st;
 
@@ -362,7 +363,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
     st = full ? full_iteration(k, keep, !last) : batch_iteration(k, keep, !last);
     if (!st.is_ok()) return st;
     if (keep) {
-      st = emit(k);
+      st = emit();
       if (!st.is_ok()) return st;
     }
     if (last) break;
