@@ -7,6 +7,10 @@
 
 #include "agld/status.hpp"
 
+namespace agld {
+struct RunSummary;
+}
+
 namespace agld::cli {
 
 // sysexits(3)
@@ -45,5 +49,9 @@ void add_dump(Cli& cli);
 void add_gen(Cli& cli);
 void add_scan(Cli& cli);
 void add_sample(Cli& cli);
+void add_summary(Cli& cli);
+
+// The text of `agld summary` (also printed at the end of `agld sample`).
+std::string summary_text(const RunSummary& s);
 
 }  // namespace agld::cli

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "agld/run_output.hpp"
+#include "agld/run_summary.hpp"
 #include "agld/sample.hpp"
 #include "agld/store.hpp"
 #include "agld/version.hpp"
@@ -53,9 +54,6 @@ nlohmann::json store_identity(const Store& s) {
 }
 
 nlohmann::json draws_files(const ResolvedSample& r);
-
-// Whether the diagnostics found the chains mixed: no R-hat above 1.01, and some computed.
-bool mixed(const DiagnosticsSummary& s) { return s.finite > 0 && s.rhat_above == 0; }
 
 nlohmann::json config_json(const ResolvedSample& r, const Store& train, const Store* test) {
   const SampleOptions& o = r.options;
@@ -110,25 +108,58 @@ nlohmann::json draws_files(const ResolvedSample& r) {
   return files;
 }
 
-// A coordinate's name: the 1-based feature number, or the intercept.
-std::string coordinate_name(const ResolvedSample& r, uint64_t j) {
-  return r.options.intercept && j == r.dim - 1 ? "intercept" : fmt::format("theta.{}", j + 1);
+std::string name_of(const ResolvedSample& r, uint64_t j) { return coordinate_name(j, r.dim, r.options.intercept); }
+
+// lp__ and every tracked coordinate: the exact diagnostics from their kept draws.
+std::vector<ColumnSummary> tracked_columns(const SampleResult& res) {
+  std::vector<std::string> names = tracked_names(res.run);
+  names.insert(names.begin(), "lp__");
+  std::vector<ColumnSummary> out;
+  for (size_t t = 0; t < names.size() && t < res.tracked_draws.size(); ++t) {
+    out.push_back(summarize_column(names[t], res.tracked_draws[t], res.run.options.chains));
+  }
+  return out;
 }
 
-// What the whole-vector diagnostics say, for config.json and the summary.
-nlohmann::json diagnostics_json(const SampleResult& res) {
+// The tracked column with the largest finite R-hat (null when none is finite), and how many exceed 1.01.
+const ColumnSummary* worst_column(const std::vector<ColumnSummary>& cols, uint64_t* above) {
+  const ColumnSummary* worst = nullptr;
+  *above = 0;
+  for (const ColumnSummary& c : cols) {
+    if (!std::isfinite(c.rhat)) continue;
+    if (c.rhat > 1.01) ++*above;
+    if (!worst || c.rhat > worst->rhat) worst = &c;
+  }
+  return worst;
+}
+
+// Whether the chains mixed: some R-hat computed, none above 1.01 (the online ones of every
+// covered coordinate, and the exact ones of the tracked columns).
+bool mixed(const DiagnosticsSummary& s, const std::vector<ColumnSummary>& cols) {
+  uint64_t above = 0;
+  const ColumnSummary* worst = worst_column(cols, &above);
+  return (s.finite > 0 || worst) && s.rhat_above == 0 && above == 0;
+}
+
+// What the diagnostics say, for config.json: the whole vector's (online) and the tracked columns' (exact).
+nlohmann::json diagnostics_json(const SampleResult& res, const std::vector<ColumnSummary>& cols) {
   const ResolvedSample& r = res.run;
   const DiagnosticsSummary& s = res.diagnostics;
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  uint64_t above = 0;
+  const ColumnSummary* worst = worst_column(cols, &above);
   return {{"coordinates", r.diagnosed_rule},
           {"covered", s.covered},
           {"rhat_finite", s.finite},
           {"max_rhat", num(s.max_rhat)},
-          {"max_rhat_coordinate", std::isfinite(s.max_rhat) ? nlohmann::json(coordinate_name(r, s.max_rhat_at)) : nlohmann::json()},
+          {"max_rhat_coordinate", std::isfinite(s.max_rhat) ? nlohmann::json(name_of(r, s.max_rhat_at)) : nlohmann::json()},
           {"rhat_above_1_01", s.rhat_above},
           {"min_ess", num(s.min_ess)},
-          {"min_ess_coordinate", std::isfinite(s.min_ess) ? nlohmann::json(coordinate_name(r, s.min_ess_at)) : nlohmann::json()},
-          {"mixed", mixed(s)}};
+          {"min_ess_coordinate", std::isfinite(s.min_ess) ? nlohmann::json(name_of(r, s.min_ess_at)) : nlohmann::json()},
+          {"tracked", {{"rank_normalized_max_rhat", worst ? num(worst->rhat) : nlohmann::json()},
+                       {"max_rhat_column", worst ? nlohmann::json(worst->name) : nlohmann::json()},
+                       {"rhat_above_1_01", above}}},
+          {"mixed", mixed(s, cols)}};
 }
 
 void draw_progress(const Progress& p) {
@@ -232,43 +263,44 @@ int run_sample(SampleArgs& a) {
   cfg["result"] = {{"draws", result.draws},
                    {"seconds", result.seconds},
                    {"stopped_early", result.stopped_early}};
-  cfg["diagnostics"] = diagnostics_json(result);
+  const std::vector<ColumnSummary> tracked = tracked_columns(result);
+  cfg["diagnostics"] = diagnostics_json(result, tracked);
   st = writer->finish(result, cfg.dump(2) + "\n");
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   if (!st.is_ok()) return fail(st);
   const DiagnosticsSummary& ds = result.diagnostics;
   const ResolvedSample& r = result.run;
-  if (ds.finite > 0 && ds.rhat_above > 0) {
-    std::cerr << fmt::format(
-        "agld: warning: the chains have not mixed: R-hat exceeds 1.01 for {} of {} coordinates (largest {:.4g}, {}); "
-        "their means and sds are not yet the posterior's. Try a longer run (--epochs), more chains, or see "
-        "docs/samplers.md, \"When the chains have not mixed\"\n",
-        ds.rhat_above, ds.finite, ds.max_rhat, coordinate_name(r, ds.max_rhat_at));
-  } else if (ds.finite == 0) {
+  uint64_t tracked_above = 0;
+  const ColumnSummary* worst = worst_column(tracked, &tracked_above);
+  if (ds.finite == 0 && !worst) {
     std::cerr << "agld: warning: too few kept states for diagnostics (R-hat and ESS need at least 4 a chain)\n";
+  } else if (!mixed(ds, tracked)) {
+    std::string where;
+    if (ds.rhat_above > 0) {
+      where = fmt::format("for {} of {} coordinates (largest {:.4g}, {})", ds.rhat_above, ds.finite, ds.max_rhat,
+                          name_of(r, ds.max_rhat_at));
+    }
+    if (tracked_above > 0) {
+      where += fmt::format("{}for {} of the tracked columns (rank-normalized, largest {:.4g}, {})",
+                           where.empty() ? "" : " and ", tracked_above, worst->rhat, worst->name);
+    }
+    std::cerr << "agld: warning: the chains have not mixed: R-hat exceeds 1.01 " << where
+              << "; their means and sds are not yet the posterior's. Try a longer run (--epochs), or see agld summary "
+              << a.out << " and docs/samplers.md, \"When the chains have not mixed\"\n";
   }
   if (a.quiet) return kExOk;
 
-  // The summary: tracked coordinates, the diagnostics, the test metrics, the time.
+  // The summary: what ran, then agld summary's table of the run directory, the test metrics, the time.
+  RunSummary summary;
+  st = summarize_run(a.out, FileSystem::local(), &summary);
+  if (!st.is_ok()) return fail(st);
   fmt::memory_buffer b;
-  fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} chains x {} iterations ({:.3g} passes read), {} kept states a chain{}\n",
+  fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} chains x {} iterations ({:.3g} passes read)\n",
                  r.options.method, train->path(), r.options.model, r.rows, r.dim, r.options.chains, r.iterations,
-                 result.last_eval ? result.last_eval->passes : 0.0, result.draws,
-                 result.stopped_early ? " (stopped early)" : "");
-  fmt::format_to(std::back_inserter(b), "{:<12} {:>12} {:>12} {:>8} {:>8}\n", "coordinate", "mean", "sd", "R_hat", "ESS");
-  const auto names = tracked_names(r);
-  for (size_t t = 0; t < names.size(); ++t) {
-    const uint64_t j = r.options.track[t];
-    fmt::format_to(std::back_inserter(b), "{:<12} {:>12.5g} {:>12.5g} {:>8.4g} {:>8.4g}\n", names[t], result.mean[j],
-                   result.sd[j], result.rhat[j], result.ess[j]);
-  }
-  if (ds.finite > 0) {
-    fmt::format_to(std::back_inserter(b), "diagnostics ({}): largest R-hat {:.4g} ({}), {} of {} above 1.01; smallest ESS {:.4g} ({})\n",
-                   r.diagnosed_rule == "all" ? "every coordinate" : fmt::format("{} coordinates", ds.covered),
-                   ds.max_rhat, coordinate_name(r, ds.max_rhat_at), ds.rhat_above, ds.finite, ds.min_ess,
-                   coordinate_name(r, ds.min_ess_at));
-  }
+                 result.last_eval ? result.last_eval->passes : 0.0);
+  const std::string table = summary_text(summary);
+  b.append(table.data(), table.data() + table.size());
   if (result.last_eval && !std::isnan(result.last_eval->test_loglik)) {
     const EvalRecord& e = *result.last_eval;
     fmt::format_to(std::back_inserter(b), "test: average log-likelihood {:.6g} over {} states of each chain", e.test_loglik, e.samples);

@@ -20,6 +20,16 @@ namespace agld {
 // A NumPy .npy file (format 1.0) holding a C-order float64 array of shape (rows, cols).
 std::string encode_npy_f64(uint64_t rows, uint64_t cols, std::span<const double> data);
 
+// A float64 .npy file's array, viewed in place (rows x cols, C order; a 1-D array is one
+// column). decode_npy_f64 checks the header and that the data is exactly the shape's size:
+// anything else is corruption naming what is wrong.
+struct NpyView {
+  uint64_t rows = 0, cols = 0;
+  ByteSpan data;
+  double at(uint64_t row, uint64_t col) const;
+};
+Status decode_npy_f64(ByteSpan file, NpyView* out);
+
 // The draws file of chain `id`: "draws_ID.csv".
 std::string draws_file_name(uint64_t id);
 

@@ -1,5 +1,7 @@
 #include "agld/run_output.hpp"
 
+#include "agld/run_summary.hpp"
+
 #include <fmt/format.h>
 #include <sys/stat.h>
 
@@ -19,29 +21,12 @@ struct RunWriter::Out {
 
 RunWriter::~RunWriter() = default;
 
-std::string encode_npy_f64(uint64_t rows, uint64_t cols, std::span<const double> data) {
-  std::string header = fmt::format("{{'descr': '<f8', 'fortran_order': False, 'shape': ({}, {}), }}", rows, cols);
-  // magic (6) + version (2) + header length (2) + header, padded with spaces and ended by
-  // '\n' to a multiple of 64 bytes.
-  const size_t unpadded = 10 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header.push_back('\n');
-  std::string out("\x93NUMPY\x01\x00", 8);
-  const auto len = static_cast<uint16_t>(header.size());
-  out.push_back(static_cast<char>(len & 0xff));
-  out.push_back(static_cast<char>(len >> 8));
-  out += header;
-  static_assert(std::endian::native == std::endian::little, "npy output assumes a little-endian host");
-  out.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(double));
-  return out;
-}
-
 std::string draws_file_name(uint64_t id) { return fmt::format("draws_{}.csv", id); }
 
 std::vector<std::string> tracked_names(const ResolvedSample& run) {
   std::vector<std::string> names;
   for (uint64_t j : run.options.track) {
-    names.push_back(run.options.intercept && j == run.dim - 1 ? "intercept" : fmt::format("theta.{}", j + 1));
+    names.push_back(coordinate_name(j, run.dim, run.options.intercept));
   }
   return names;
 }

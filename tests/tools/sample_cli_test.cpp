@@ -71,7 +71,9 @@ TEST_F(SampleCli, HeartScaleMatchesStanAndWritesTheRunDirectory) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("theta.1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("test: average log-likelihood"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("0 of 13 above 1.01"), std::string::npos) << r.out;  // long enough: mixed
+  EXPECT_NE(r.out.find("13 of 13 with R-hat"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", 0 above 1.01"), std::string::npos) << r.out;  // long enough: mixed
+  EXPECT_NE(r.out.find("No R-hat above 1.01"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find("have not mixed"), std::string::npos) << r.err;
   EXPECT_EQ(test::list_dir(out), (std::vector<std::string>{"config.json", "diagnostics.npy", "draws_1.csv", "draws_2.csv",
                                                            "draws_3.csv", "draws_4.csv", "metrics.csv", "posterior.npy"}));
@@ -218,6 +220,9 @@ TEST_F(SampleCli, SigintStopsTheRunWithCompleteOutputs) {
     EXPECT_EQ(read_csv(file, true).size(), 1 + kept) << file;
     EXPECT_NE(test::read_file(file).find("(stopped early)"), std::string::npos) << file;
   }
+  r = run_agld("summary " + shell_arg(out));  // a run stopped early is a complete run
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(stopped early)"), std::string::npos) << r.out;
 }
 
 }  // namespace

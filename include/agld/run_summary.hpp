@@ -1,0 +1,66 @@
+// Reading a run directory back (`agld summary DIR`, and the summary `agld sample` prints at
+// the end of a run): the tracked coordinates' exact diagnostics from the draws files
+// (rank-normalized split-R-hat, bulk- and tail-ESS, as the R package `posterior` computes
+// them; docs/diagnostics.md) and the whole vector's online ones from diagnostics.npy.
+//
+// Every file is checked against config.json: a directory that is not a run, or whose files
+// are cut short or malformed, is an error naming the file (and the line) and what was
+// expected, never a crash.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "agld/file.hpp"
+#include "agld/status.hpp"
+
+namespace agld {
+
+// One row of the table: lp__ or a tracked coordinate, over every chain's kept draws.
+struct ColumnSummary {
+  std::string name;  // "lp__", "theta.J" (1-based feature J) or "intercept"
+  double mean = 0, mcse = 0, sd = 0;
+  double q5 = 0, q50 = 0, q95 = 0;
+  double ess_bulk = 0, ess_tail = 0, rhat = 0;  // NaN where undefined (too few or constant draws)
+};
+
+// The whole vector, from diagnostics.npy (online: classic split-R-hat, batch-means ESS).
+struct VectorSummary {
+  uint64_t dim = 0;           // coordinates
+  uint64_t covered = 0;       // with a finite R-hat
+  double max_rhat = 0;        // NaN when none is finite
+  std::string max_rhat_name;
+  uint64_t rhat_above = 0;    // R-hat > 1.01
+  double min_ess = 0;         // NaN when none is finite
+  std::string min_ess_name;
+  uint64_t ess_below = 0;     // ESS below 100 a chain (posterior's rule of thumb for bulk-ESS)
+};
+
+struct RunSummary {
+  std::string dir;
+  std::string method, model;
+  uint64_t chains = 0, first_chain = 1;
+  uint64_t draws = 0;          // kept states of each chain
+  uint64_t iterations = 0, burn_in = 0, thin = 1;
+  bool stopped_early = false;
+  std::vector<ColumnSummary> columns;  // lp__ first, then the tracked coordinates
+  VectorSummary vector;
+  // No R-hat above 1.01, neither a column's nor the whole vector's, and some computed.
+  bool mixed = false;
+};
+
+// The name of 0-based coordinate j of a run with d coordinates: "theta.J", or "intercept"
+// for the last one of a run with an intercept.
+std::string coordinate_name(uint64_t j, uint64_t d, bool intercept);
+
+// One column's row of the table from its kept draws, chain-major (chain c's n draws at
+// [c * n, (c + 1) * n)).
+ColumnSummary summarize_column(std::string name, std::span<const double> draws, size_t chains);
+
+// Reads and checks the run directory dir (config.json, draws_ID.csv of every chain,
+// diagnostics.npy) and summarizes it.
+Status summarize_run(const std::string& dir, FileSystem& fs, RunSummary* out);
+
+}  // namespace agld

@@ -1,0 +1,253 @@
+// Reading a run directory back and summarizing it (`agld summary`; include/agld/run_summary.hpp).
+#include "agld/run_summary.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "agld/run_output.hpp"
+#include "diagnostics/draws_diagnostics.hpp"
+
+namespace agld {
+
+std::string coordinate_name(uint64_t j, uint64_t d, bool intercept) {
+  return intercept && j + 1 == d ? "intercept" : fmt::format("theta.{}", j + 1);
+}
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+struct Opened {
+  std::unique_ptr<ReadableFile> file;
+  std::string_view text;
+};
+
+Status open_whole(FileSystem& fs, const std::string& dir, const std::string& name, Opened* out) {
+  Status st = fs.open_readable(dir + "/" + name, &out->file);
+  if (!st.is_ok()) {
+    if (st.code() == Status::Code::kNotFound) {
+      return Status::not_found(fmt::format("{}: not a complete agld run directory: {} is missing", dir, name));
+    }
+    return st;
+  }
+  ByteSpan all;
+  st = out->file->view(0, out->file->size(), &all);
+  if (!st.is_ok()) return st;
+  out->text = {reinterpret_cast<const char*>(all.data()), all.size()};
+  return Status::ok();
+}
+
+// The configuration a summary needs, checked.
+struct RunConfig {
+  std::string method, model;
+  uint64_t chains = 0, first_chain = 1, dim = 0, draws = 0, iterations = 0, burn_in = 0, thin = 1;
+  bool intercept = false, stopped_early = false;
+  std::vector<std::string> draws_files, track;
+};
+
+Status read_config(const std::string& dir, std::string_view text, RunConfig* c) {
+  const std::string where = dir + "/config.json";
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return Status::corruption(fmt::format("{}: not valid JSON (byte {}): {}", where, e.byte, e.what()));
+  }
+  try {
+    c->method = j.at("method").get<std::string>();
+    c->model = j.at("model").get<std::string>();
+    c->chains = j.at("chains").get<uint64_t>();
+    c->first_chain = j.at("chain_id").get<uint64_t>();
+    c->dim = j.at("dim").get<uint64_t>();
+    c->intercept = j.at("intercept").get<bool>();
+    c->iterations = j.at("iterations").get<uint64_t>();
+    c->burn_in = j.at("burn_in").get<uint64_t>();
+    c->thin = j.at("thin").get<uint64_t>();
+    c->draws_files = j.at("draws_files").get<std::vector<std::string>>();
+    c->track = j.at("track").get<std::vector<std::string>>();
+    const nlohmann::json& r = j.at("result");
+    c->draws = r.at("draws").get<uint64_t>();
+    c->stopped_early = r.at("stopped_early").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    return Status::corruption(fmt::format("{}: not the configuration of an agld run: {}", where, e.what()));
+  }
+  if (c->chains == 0 || c->draws_files.size() != c->chains) {
+    return Status::corruption(fmt::format("{}: {} chains but {} draws files", where, c->chains, c->draws_files.size()));
+  }
+  for (const std::string& f : c->draws_files) {
+    if (f.empty() || f.find('/') != std::string::npos) {
+      return Status::corruption(fmt::format("{}: a draws file named '{}'", where, f));
+    }
+  }
+  return Status::ok();
+}
+
+bool parse_double(std::string_view s, double* v) {
+  if (s == "NaN" || s == "nan") {
+    *v = kNaN;
+    return true;
+  }
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+// One chain's Stan CSV: the comment lines, the header, one line per kept state, the trailing
+// comments. Appends column t's values to columns[t].
+Status read_draws(const std::string& path, std::string_view text, const std::string& header, uint64_t draws,
+                  std::vector<std::vector<double>>* columns) {
+  uint64_t line_no = 0, rows = 0;
+  bool seen_header = false, trailer = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) {
+      return Status::corruption(fmt::format("{}, line {}: cut short (the line has no end)", path, line_no + 1));
+    }
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.front() == '#') {
+      if (seen_header) trailer = true;
+      continue;
+    }
+    if (!seen_header) {
+      if (line != header) {
+        return Status::corruption(fmt::format("{}, line {}: expected the header '{}', found '{}'", path, line_no,
+                                              header, line.substr(0, 200)));
+      }
+      seen_header = true;
+      continue;
+    }
+    if (trailer) {
+      return Status::corruption(fmt::format("{}, line {}: a draw after the trailing comments", path, line_no));
+    }
+    size_t col = 0, at = 0;
+    while (true) {
+      const size_t comma = line.find(',', at);
+      const std::string_view field = line.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at);
+      double v = 0;
+      if (col >= columns->size() || !parse_double(field, &v)) {
+        return Status::corruption(fmt::format("{}, line {}, column {}: expected {} numbers, found '{}'", path, line_no,
+                                              col + 1, columns->size(), line.substr(0, 200)));
+      }
+      (*columns)[col++].push_back(v);
+      if (comma == std::string_view::npos) break;
+      at = comma + 1;
+    }
+    if (col != columns->size()) {
+      return Status::corruption(fmt::format("{}, line {}: expected {} numbers, found {}", path, line_no,
+                                            columns->size(), col));
+    }
+    ++rows;
+  }
+  if (!seen_header) return Status::corruption(fmt::format("{}: cut short: no header line", path));
+  if (rows != draws || !trailer) {
+    return Status::corruption(fmt::format("{}: cut short: {} draws{}, config.json says {}", path, rows,
+                                          trailer ? "" : " and no trailing comments", draws));
+  }
+  return Status::ok();
+}
+
+// A (rows, cols) float64 .npy of the run, checked against the run's dimension.
+Status open_npy(FileSystem& fs, const std::string& dir, const std::string& name, uint64_t rows, uint64_t cols,
+                Opened* file, NpyView* view) {
+  Status st = open_whole(fs, dir, name, file);
+  if (!st.is_ok()) return st;
+  ByteSpan bytes(reinterpret_cast<const std::byte*>(file->text.data()), file->text.size());
+  st = decode_npy_f64(bytes, view);
+  if (!st.is_ok()) return st.with_context(dir + "/" + name);
+  if (view->rows != rows || view->cols != cols) {
+    return Status::corruption(fmt::format("{}/{}: shape ({}, {}), expected ({}, {}) for this run", dir, name,
+                                          view->rows, view->cols, rows, cols));
+  }
+  return Status::ok();
+}
+
+VectorSummary summarize_vector(const NpyView& diag, const RunConfig& c) {
+  VectorSummary v;
+  v.dim = c.dim;
+  v.max_rhat = v.min_ess = kNaN;
+  const double low = 100.0 * static_cast<double>(c.chains);
+  uint64_t max_at = 0, min_at = 0;
+  for (uint64_t j = 0; j < diag.rows; ++j) {
+    const double r = diag.at(j, 0), e = diag.at(j, 1);
+    if (std::isfinite(r)) {
+      ++v.covered;
+      if (!(r <= v.max_rhat)) v.max_rhat = r, max_at = j;  // the first NaN too
+      if (r > 1.01) ++v.rhat_above;
+    }
+    if (std::isfinite(e)) {
+      if (!(e >= v.min_ess)) v.min_ess = e, min_at = j;
+      if (e < low) ++v.ess_below;
+    }
+  }
+  if (std::isfinite(v.max_rhat)) v.max_rhat_name = coordinate_name(max_at, c.dim, c.intercept);
+  if (std::isfinite(v.min_ess)) v.min_ess_name = coordinate_name(min_at, c.dim, c.intercept);
+  return v;
+}
+
+}  // namespace
+
+ColumnSummary summarize_column(std::string name, std::span<const double> draws, size_t chains) {
+  const diagnostics::DrawSummary d = diagnostics::summarize(draws, chains);
+  return {std::move(name), d.mean, d.mcse, d.sd, d.q5, d.q50, d.q95, d.ess_bulk, d.ess_tail, d.rhat};
+}
+
+Status summarize_run(const std::string& dir, FileSystem& fs, RunSummary* out) {
+  Opened config;
+  Status st = open_whole(fs, dir, "config.json", &config);
+  if (st.code() == Status::Code::kNotFound) {
+    return Status::not_found(fmt::format("{}: not an agld run directory (no config.json)", dir));
+  }
+  if (!st.is_ok()) return st;
+  RunConfig c;
+  st = read_config(dir, config.text, &c);
+  if (!st.is_ok()) return st;
+
+  std::string header = "lp__";
+  for (const std::string& n : c.track) header += "," + n;
+  std::vector<std::vector<double>> columns(c.track.size() + 1);
+  for (auto& col : columns) col.reserve(c.chains * c.draws);
+  for (const std::string& name : c.draws_files) {
+    Opened f;
+    st = open_whole(fs, dir, name, &f);
+    if (!st.is_ok()) return st;
+    st = read_draws(dir + "/" + name, f.text, header, c.draws, &columns);
+    if (!st.is_ok()) return st;
+  }
+  Opened diag_file, post_file;
+  NpyView diag, post;
+  st = open_npy(fs, dir, "diagnostics.npy", c.dim, 3, &diag_file, &diag);
+  if (st.is_ok()) st = open_npy(fs, dir, "posterior.npy", c.dim, 2, &post_file, &post);
+  if (!st.is_ok()) return st;
+
+  RunSummary s;
+  s.dir = dir;
+  s.method = c.method;
+  s.model = c.model;
+  s.chains = c.chains;
+  s.first_chain = c.first_chain;
+  s.draws = c.draws;
+  s.iterations = c.iterations;
+  s.burn_in = c.burn_in;
+  s.thin = c.thin;
+  s.stopped_early = c.stopped_early;
+  bool any = false, above = false;
+  for (size_t t = 0; t < columns.size(); ++t) {
+    s.columns.push_back(summarize_column(t == 0 ? "lp__" : c.track[t - 1], columns[t], c.chains));
+    const double r = s.columns.back().rhat;
+    if (std::isfinite(r)) any = true, above = above || r > 1.01;
+  }
+  s.vector = summarize_vector(diag, c);
+  s.mixed = (any || s.vector.covered > 0) && !above && s.vector.rhat_above == 0;
+  *out = std::move(s);
+  return Status::ok();
+}
+
+}  // namespace agld

@@ -1,0 +1,161 @@
+// `agld summary DIR`: the stansummary-style table of a run (tracked coordinates' exact
+// diagnostics from the draws files, the whole vector's from diagnostics.npy), its JSON, the
+// same table at the end of `agld sample`, and one-line errors for directories that are not
+// runs or whose files are cut short or malformed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace agld {
+namespace {
+
+using test::run_agld;
+using test::shell_arg;
+using test::TempDir;
+
+// A short heart_scale run (tracked: theta.1-3 and the intercept), made once for the suite.
+class SummaryCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const std::string store = dir_->file("heart.agld");
+    auto r = run_agld("convert " + shell_arg(test::heart_scale_svm()) + " -o " + shell_arg(store) + " -q");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    run_ = dir_->file("run");
+    r = run_agld("sample --train " + shell_arg(store) + " --intercept --iterations 4000 --track 1-3,intercept --seed 5 --out " +
+                 shell_arg(run_));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    sample_out_ = new std::string(r.out);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    delete sample_out_;
+  }
+  // A copy of the run directory to damage.
+  std::string copy_run(const std::string& name) {
+    const std::string to = scratch_.file(name);
+    std::filesystem::copy(run_, to, std::filesystem::copy_options::recursive);
+    return to;
+  }
+  static void expect_one_line_error(const test::RunResult& r, const std::string& what) {
+    EXPECT_TRUE(r.exit_code == 65 || r.exit_code == 66) << what << ": exit " << r.exit_code << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("agld: ", 0), 0u) << what << ": " << r.err;
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << what << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << what;
+  }
+  static TempDir* dir_;
+  static std::string run_;
+  static std::string* sample_out_;
+  TempDir scratch_;
+};
+TempDir* SummaryCli::dir_ = nullptr;
+std::string SummaryCli::run_;
+std::string* SummaryCli::sample_out_ = nullptr;
+
+std::vector<double> read_npy(const std::string& path) {
+  const std::string b = test::read_file(path);
+  const size_t hl = static_cast<unsigned char>(b.at(8)) | (static_cast<unsigned char>(b.at(9)) << 8);
+  std::vector<double> v((b.size() - 10 - hl) / 8);
+  std::memcpy(v.data(), b.data() + 10 + hl, v.size() * 8);
+  return v;
+}
+
+TEST_F(SummaryCli, JsonAgreesWithThePosteriorAndTheConfiguration) {
+  auto r = run_agld("summary " + shell_arg(run_) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = nlohmann::json::parse(r.out);
+  const auto cfg = nlohmann::json::parse(test::read_file(run_ + "/config.json"));
+  EXPECT_EQ(s["chains"], 4);
+  EXPECT_EQ(s["draws_per_chain"], cfg["result"]["draws"]);
+  EXPECT_EQ(s["method"], "tmu-ca");
+  ASSERT_EQ(s["columns"].size(), 5u);
+  const std::vector<std::string> names = {"lp__", "theta.1", "theta.2", "theta.3", "intercept"};
+  const std::vector<size_t> coords = {0, 0, 1, 2, 13};
+  const std::vector<double> post = read_npy(run_ + "/posterior.npy");  // (14, 2): mean, sd
+  ASSERT_EQ(post.size(), 28u);
+  for (size_t t = 0; t < names.size(); ++t) {
+    const auto& c = s["columns"][t];
+    EXPECT_EQ(c["name"], names[t]);
+    for (const char* k : {"mean", "mcse", "sd", "q5", "q50", "q95", "ess_bulk", "ess_tail", "rhat"}) {
+      ASSERT_TRUE(c[k].is_number()) << names[t] << " " << k;
+    }
+    EXPECT_LT(c["q5"].get<double>(), c["q50"].get<double>());
+    EXPECT_LT(c["q50"].get<double>(), c["q95"].get<double>());
+    EXPECT_GT(c["ess_bulk"].get<double>(), 0.0);
+    EXPECT_GE(c["rhat"].get<double>(), 0.99);
+    if (t == 0) continue;
+    // The draws files hold the kept states that posterior.npy averages (9 significant digits).
+    const double mean = post[2 * coords[t]], sd = post[2 * coords[t] + 1];
+    EXPECT_NEAR(c["mean"].get<double>(), mean, 1e-7 * (std::abs(mean) + sd)) << names[t];
+    EXPECT_NEAR(c["sd"].get<double>(), sd, 1e-6 * sd) << names[t];
+  }
+  const auto& all = s["all_coordinates"];
+  EXPECT_EQ(all["coordinates"], 14);
+  EXPECT_EQ(all["with_rhat"], 14);
+  EXPECT_NEAR(all["max_rhat"].get<double>(), cfg["diagnostics"]["max_rhat"].get<double>(), 1e-12);
+  EXPECT_EQ(all["rhat_above_1_01"], cfg["diagnostics"]["rhat_above_1_01"]);
+  EXPECT_EQ(s["mixed"], cfg["diagnostics"]["mixed"]);
+}
+
+TEST_F(SummaryCli, SamplePrintsTheSameTable) {
+  auto r = run_agld("summary " + shell_arg(run_));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* h : {"Mean", "MCSE", "StdDev", "5%", "50%", "95%", "ESS_bulk", "ESS_tail", "R_hat", "lp__",
+                        "theta.3", "intercept", "Every coordinate"}) {
+    EXPECT_NE(r.out.find(h), std::string::npos) << h << "\n" << r.out;
+  }
+  EXPECT_NE(sample_out_->find(r.out), std::string::npos) << "sample printed:\n" << *sample_out_ << "\nsummary:\n" << r.out;
+}
+
+TEST_F(SummaryCli, NotARunDirectory) {
+  expect_one_line_error(run_agld("summary " + shell_arg(scratch_.file("missing"))), "missing");
+  std::filesystem::create_directory(scratch_.file("empty"));
+  auto r = run_agld("summary " + shell_arg(scratch_.file("empty")));
+  expect_one_line_error(r, "empty");
+  EXPECT_NE(r.err.find("not an agld run directory"), std::string::npos) << r.err;
+  const std::string other = copy_run("other");
+  test::write_file(other + "/config.json", "{\"model\": \"logistic\"}\n");
+  expect_one_line_error(run_agld("summary " + shell_arg(other)), "a foreign config.json");
+  std::filesystem::remove(copy_run("nodraws") + "/draws_3.csv");
+  r = run_agld("summary " + shell_arg(scratch_.file("nodraws")));
+  expect_one_line_error(r, "no draws_3.csv");
+  EXPECT_NE(r.err.find("draws_3.csv"), std::string::npos) << r.err;
+}
+
+// Every file of the run cut at the start, after a byte, in the middle and just short of its end.
+TEST_F(SummaryCli, FilesCutShortAreOneLineErrors) {
+  int n = 0;
+  for (const char* name : {"config.json", "draws_1.csv", "draws_4.csv", "posterior.npy", "diagnostics.npy"}) {
+    const uint64_t size = std::filesystem::file_size(run_ + "/" + name);
+    const uint64_t last = size - (std::string(name) == "config.json" ? 2 : 1);  // its last '\n' is optional
+    for (uint64_t cut : {uint64_t{0}, uint64_t{1}, size / 2, last}) {
+      const std::string dir = copy_run("cut" + std::to_string(n++));
+      std::filesystem::resize_file(dir + "/" + name, cut);
+      const auto r = run_agld("summary " + shell_arg(dir));
+      expect_one_line_error(r, std::string(name) + " cut at " + std::to_string(cut));
+      EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
+    }
+  }
+}
+
+TEST_F(SummaryCli, AMalformedDrawNamesItsLine) {
+  const std::string dir = copy_run("bad");
+  std::string text = test::read_file(dir + "/draws_2.csv");
+  const size_t header = text.find("lp__,");
+  const size_t line3 = text.find('\n', text.find('\n', text.find('\n', header) + 1) + 1) + 1;
+  text.insert(text.begin() + static_cast<std::ptrdiff_t>(line3), 'x');
+  test::write_file(dir + "/draws_2.csv", text);
+  const auto r = run_agld("summary " + shell_arg(dir));
+  expect_one_line_error(r, "a malformed number");
+  EXPECT_NE(r.err.find("draws_2.csv, line "), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace agld
