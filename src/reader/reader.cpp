@@ -136,11 +136,16 @@ struct Reserve {
   uint64_t total() const { return ring + file + batch; }
 };
 
+// Chunks the producer holds outside the cache beyond the one it is in: with several
+// streams, the chunk each other stream is in (Producer::held_), so that a stream's next
+// rows do not read its chunk again when the cache, full, did not keep it.
+size_t held_chunks(const ReaderOptions& o) { return o.streams.empty() ? 0 : o.streams.size() - 1; }
+
 // Buffers of decoded chunks kept for reuse (ChunkMemory): those of the chunks not kept by
 // the cache, given back as the consumer lets go of them (at most one per unconsumed or held
-// slot), one per decode thread (or for the producer) and one more.
+// slot, and the producer's held chunks), one per decode thread (or for the producer) and one more.
 size_t kept_buffers(const ReaderOptions& o) {
-  return (o.prefetch + 2 + kHeldSlots) + std::max<size_t>(decode_threads(o), 1) + 1;
+  return (o.prefetch + 2 + kHeldSlots) + held_chunks(o) + std::max<size_t>(decode_threads(o), 1) + 1;
 }
 
 Reserve reserve_for(const Store& store, const ReaderOptions& o) {
@@ -168,7 +173,7 @@ Reserve reserve_for(const Store& store, const ReaderOptions& o) {
   // decompresses into, a chunk's value table and values, its planes unpacked and its
   // labels and row lengths (Store::decode_chunk).
   const uint64_t threads = std::max<size_t>(decode_threads(o), 1);
-  r.ring = ((o.prefetch + 2 + kHeldSlots) + 1 + kept_buffers(o)) * max_decoded +
+  r.ring = ((o.prefetch + 2 + kHeldSlots) + held_chunks(o) + 1 + kept_buffers(o)) * max_decoded +
            threads * (max_raw + max_table + max_planes + max_rows + (256 << 10));
   // The stored bytes of the chunks read and not yet decoded (ReadableFile::read_uncached;
   // none of them in the page cache): at most one a chunk in flight (prefetch + 2, the
@@ -521,6 +526,8 @@ struct Setup {
   bool direct = false;    // rows read on their own (rr, ra; codec none; out of core)
   size_t threads = 0;     // decode threads
   size_t read_threads = 0;
+  size_t held = 0;        // held_chunks(): chunks kept outside the cache for other streams
+  size_t window = 0;      // with held chunks: a batch's rows, at most the plan's look-ahead
 };
 
 // Walks the order's sequence and fills slots. Used by one thread at a time.
@@ -540,7 +547,9 @@ class Producer {
         direct_(setup.direct),
         rows_(store),
         index_cache_(store.chunk_count(), setup.direct ? setup.capacity : 0),
-        ahead_cap_(ahead_cap) {
+        ahead_cap_(ahead_cap),
+        held_cap_(setup.held),
+        window_(setup.window) {
     // Whole chunks are read past the page cache (read_uncached). Rows read on their own
     // (direct rows) go through the mapping: the reader asks for exactly their pages
     // (will_need) and drops them once read; the kernel's own read-ahead would bring in
@@ -591,12 +600,14 @@ class Producer {
         if (read_one) break;
         std::shared_ptr<ChunkBox> c = cache_.find(r.chunk);
         ++slot->visits;
+        if (!c) c = take_held(r.chunk);
         if (c) {
           ++slot->hits;
         } else {
           c = start_read(r.chunk, slot);
           read_one = true;
         }
+        hold(current_k_, std::move(current_));
         if (!slot->segments.empty()) slot->segments.back().end = slot->rows.size();
         current_ = std::move(c);
         current_k_ = r.chunk;
@@ -614,6 +625,38 @@ class Producer {
     if (!slot->segments.empty()) slot->segments.back().end = slot->rows.size();
     slot->cache_bytes = cache_.bytes();
     slot->cache_peak = cache_.peak_bytes();
+  }
+
+  // The chunks other streams are in, most recently left last: chunk k's, taken out (it
+  // becomes the current chunk), or null.
+  std::shared_ptr<ChunkBox> take_held(uint32_t k) {
+    for (auto it = held_.begin(); it != held_.end(); ++it) {
+      if (it->first == k) {
+        std::shared_ptr<ChunkBox> c = std::move(it->second);
+        held_.erase(it);
+        return c;
+      }
+    }
+    return nullptr;
+  }
+  // The chunk the producer leaves, kept for the stream that will come back to it (when the
+  // cache does not hold it). When the producer already holds as many as there are other
+  // streams, the one the plan needs last goes: one no stream's next rows are in (a chunk a
+  // stream has just left for its next), else the one needed furthest ahead in a batch's rows.
+  void hold(uint32_t k, std::shared_ptr<ChunkBox> c) {
+    if (held_cap_ == 0 || !c || cache_.contains(k)) return;
+    held_.emplace_back(k, std::move(c));
+    if (held_.size() <= held_cap_) return;
+    std::vector<size_t> first(held_.size(), SIZE_MAX);  // where each is next needed
+    size_t found = 0;
+    for (size_t i = 0; i < window_ && found < held_.size(); ++i) {
+      const uint32_t at = plan_.ahead(i).chunk;
+      for (size_t h = 0; h < held_.size(); ++h) {
+        if (held_[h].first == at && first[h] == SIZE_MAX) first[h] = i, ++found;
+      }
+    }
+    const auto last = std::max_element(first.begin(), first.end());  // the first of equals: left longest ago
+    held_.erase(held_.begin() + (last - first.begin()));
   }
 
   // Direct rows: up to kDirectSlotRows rows and kDirectSlotNnz entries (or one longer row),
@@ -790,6 +833,10 @@ class Producer {
   Status failed_;
   std::shared_ptr<ChunkBox> current_;
   uint32_t current_k_ = 0;
+  // Several streams: chunks left for another stream's that the cache did not keep (hold()).
+  const size_t held_cap_;
+  const size_t window_;  // rows of the plan looked at to choose which held chunk goes
+  std::vector<std::pair<uint32_t, std::shared_ptr<ChunkBox>>> held_;
   ReadBuffer buffer_;  // for the chunks read without decode threads
   uint64_t placed_ = 0;
   std::unique_ptr<DecodePool> pool_;  // last: its threads use everything above
@@ -1209,6 +1256,8 @@ Status Reader::open(const Store& store, const ReaderOptions& given,
   setup.fits = whole_store_fits(store, setup.capacity);
   setup.threads = decode_threads(options);
   setup.read_threads = read_threads(options);
+  setup.held = held_chunks(options);
+  setup.window = std::min(options.batch_size, look_ahead_rows(store));
   // rr and ra on a codec-none store that does not fit: each row on its own (when the share
   // also covers that way's reserve, as it does unless chunks are tiny).
   if (options.direct_rows && order->random_rows && !setup.fits && RowReader::possible(store)) {
