@@ -26,6 +26,7 @@ struct ScanArgs {
   double passes = 1;
   std::string memory = "1G";
   uint64_t seed = 0;
+  size_t streams = 1;
   std::string prefetch = "auto";
   size_t decode_threads = 0;
   bool json = false;
@@ -69,6 +70,9 @@ int run_scan(const ScanArgs& a) {
   opt.order = a.access;
   opt.batch_size = a.batch;
   opt.seed = a.seed;
+  if (a.streams > 1) {  // seeds seed, seed + 1, ...: each stream a batch / streams rows a batch
+    for (size_t s = 0; s < a.streams; ++s) opt.streams.push_back(a.seed + s);
+  }
   if (a.prefetch != "auto") opt.prefetch = std::stoul(a.prefetch);
   opt.decode_threads = a.decode_threads;
   opt.memory = budget > baseline ? budget - baseline : 0;
@@ -211,6 +215,11 @@ void add_scan(Cli& cli) {
       ->default_val("1G")
       ->check(size_validator());
   c->add_option("--seed", a->seed, "seed of the access order")->default_val(0);
+  c->add_option("--streams", a->streams,
+                "sequences of the order read at once, seeds SEED, SEED+1, ... (as sample's chains read them; "
+                "--batch must divide among them; --passes counts the rows of all)")
+      ->default_val(1)
+      ->check(CLI::PositiveNumber);
   c->add_option("--prefetch", a->prefetch,
                 "chunk visits prepared ahead (0: no thread; auto: as deep as the budget allows, "
                 "4 to 16)")
