@@ -46,7 +46,7 @@ PY
 }
 
 OUT=$DIR/chains.csv
-echo "case,chains,wall_s,cpu_s,bytes_read,passes,test_loglik,peak_rss_kb,state_bytes,reader_bytes,max_rhat" > "$OUT"
+echo "case,where,chains,wall_s,cpu_s,bytes_read,passes,test_loglik,peak_rss_kb,state_bytes,reader_bytes,max_rhat" > "$OUT"
 declare -A BUDGET
 for r in $(seq "$REPS"); do
   for k in 1 4; do
@@ -69,10 +69,10 @@ import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 groups = {}
 for r in rows:
-    groups.setdefault((r["case"], r["chains"]), []).append(r)
-print(f"{'case':18} {'K':>2} {'wall s':>8} {'CPU s':>8} {'MB read':>9} {'passes':>7} {'loglik':>9} {'RSS MB':>7} {'reader MB':>9} {'max R-hat':>9}")
-for (case, k), rs in sorted(groups.items()):
+    groups.setdefault((r["case"], r["where"], r["chains"]), []).append(r)
+print(f"{'case':10} {'where':5} {'K':>2} {'wall s':>8} {'CPU s':>8} {'MB read':>9} {'passes':>7} {'loglik':>9} {'RSS MB':>7} {'reader MB':>9} {'max R-hat':>9}")
+for (case, where, k), rs in sorted(groups.items()):
     med = lambda f: statistics.median(float(r[f]) for r in rs)
-    print(f"{case:18} {k:>2} {med('wall_s'):8.1f} {med('cpu_s'):8.1f} {med('bytes_read') / 1e6:9.0f} {med('passes'):7.1f} "
+    print(f"{case:10} {where:5} {k:>2} {med('wall_s'):8.1f} {med('cpu_s'):8.1f} {med('bytes_read') / 1e6:9.0f} {med('passes'):7.1f} "
           f"{med('test_loglik'):9.5f} {med('peak_rss_kb') / 1024:7.0f} {med('reader_bytes') / 2**20:9.0f} {med('max_rhat'):9.3g}")
 PY
