@@ -21,20 +21,27 @@ struct Case {
 
 class Streams : public ::testing::TestWithParam<Case> {};
 
+// A store of random rows (no long ones) in dir, seeded (AGLD_TEST_SEED overrides).
+void random_store(const test::TempDir& dir, uint64_t seed, size_t rows, size_t features, size_t max_row_nnz,
+                  size_t chunk_rows, Codec codec, SparseRows* ref, std::unique_ptr<Store>* store) {
+  std::mt19937_64 rng(test::test_seed(seed));
+  test::RandomMatrixSpec spec;
+  spec.rows = rows;
+  spec.features = features;
+  spec.max_row_nnz = max_row_nnz;
+  spec.long_row_prob = 0;
+  *ref = test::random_matrix(spec, rng);
+  const std::string path = dir.file("s.agld");
+  ASSERT_TRUE(test::write_store(path, *ref, chunk_rows, ChunkCodec{codec}, spec.features).is_ok());
+  ASSERT_TRUE(Store::open(path, store).is_ok());
+}
+
 TEST_P(Streams, EachStreamIsItsOwnOneStreamSequence) {
   const Case& c = GetParam();
   test::TempDir dir;
-  std::mt19937_64 rng(test::test_seed(5));
-  test::RandomMatrixSpec spec;
-  spec.rows = 3000;
-  spec.features = 2000;
-  spec.max_row_nnz = 20;
-  spec.long_row_prob = 0;
-  const SparseRows ref = test::random_matrix(spec, rng);
-  const std::string path = dir.file("s.agld");
-  ASSERT_TRUE(test::write_store(path, ref, 128, ChunkCodec{c.codec}, spec.features).is_ok());
+  SparseRows ref;
   std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::open(path, &store).is_ok());
+  ASSERT_NO_FATAL_FAILURE(random_store(dir, 5, 3000, 2000, 20, 128, c.codec, &ref, &store));
 
   const std::vector<uint64_t> seeds = {11, 42, 7};
   constexpr size_t kUnit = 37;  // not a divisor of the chunk's rows
@@ -108,17 +115,9 @@ INSTANTIATE_TEST_SUITE_P(EveryOrder, Streams, ::testing::ValuesIn(cases()),
 // and 71x the bytes of one chain in a 4-chain tmu-br run at a quarter of a 2M-row store.
 TEST(Streams, ChunkSequentialOrdersReadEachChunkOnceAStreamPass) {
   test::TempDir dir;
-  std::mt19937_64 rng(test::test_seed(6));
-  test::RandomMatrixSpec spec;
-  spec.rows = 20000;
-  spec.features = 5000;
-  spec.max_row_nnz = 30;
-  spec.long_row_prob = 0;
-  const SparseRows ref = test::random_matrix(spec, rng);
-  const std::string path = dir.file("s.agld");
-  ASSERT_TRUE(test::write_store(path, ref, 500, ChunkCodec{}, spec.features).is_ok());
+  SparseRows ref;
   std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::open(path, &store).is_ok());
+  ASSERT_NO_FATAL_FAILURE(random_store(dir, 6, 20000, 5000, 30, 500, Codec::kZstd, &ref, &store));
   for (const char* order : {"br", "ca"}) {
     for (size_t k : {size_t{1}, size_t{4}}) {
       ReaderOptions o;
@@ -130,7 +129,7 @@ TEST(Streams, ChunkSequentialOrdersReadEachChunkOnceAStreamPass) {
       std::unique_ptr<Reader> r;
       ASSERT_TRUE(Reader::open(*store, o, &r).is_ok());
       Batch b;
-      while (r->stats().rows < 2 * k * spec.rows) ASSERT_TRUE(r->next(&b).is_ok());
+      while (r->stats().rows < 2 * k * ref.rows()) ASSERT_TRUE(r->next(&b).is_ok());
       const ReaderStats& st = r->stats();
       const double reads_a_stream_pass = static_cast<double>(st.chunks_decompressed) / (2.0 * k * store->chunk_count());
       std::cout << "[ info     ] " << order << ", " << k << " streams: " << st.chunks_decompressed << " chunk reads, "
