@@ -19,24 +19,25 @@
 #include <vector>
 
 #include "agld/reader.hpp"
+#include "agld/run_output.hpp"
 #include "agld/store.hpp"
 
 namespace {
 
-// A float64 .npy of shape (rows, cols), trusted (written by agld sample).
+// A float64 .npy of shape (rows, cols), read and checked as agld summary reads it.
 bool read_npy(const std::string& path, size_t* rows, size_t* cols, std::vector<double>* data) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  char head[10];
-  in.read(head, 10);
-  const size_t hl = static_cast<unsigned char>(head[8]) | (static_cast<unsigned char>(head[9]) << 8);
-  std::string header(hl, ' ');
-  in.read(header.data(), static_cast<std::streamsize>(hl));
-  const size_t s = header.find("'shape': (");
-  if (s == std::string::npos || std::sscanf(header.c_str() + s, "'shape': (%zu, %zu)", rows, cols) != 2) return false;
-  data->resize(*rows * *cols);
-  in.read(reinterpret_cast<char*>(data->data()), static_cast<std::streamsize>(data->size() * 8));
-  return static_cast<bool>(in);
+  std::unique_ptr<agld::ReadableFile> f;
+  agld::ByteSpan bytes;
+  agld::NpyView v;
+  if (!agld::FileSystem::local().open_readable(path, &f).is_ok() || !f->view(0, f->size(), &bytes).is_ok() ||
+      !agld::decode_npy_f64(bytes, &v).is_ok()) {
+    return false;
+  }
+  *rows = v.rows;
+  *cols = v.cols;
+  data->resize(v.rows * v.cols);
+  std::memcpy(data->data(), v.data.data(), data->size() * sizeof(double));
+  return true;
 }
 
 double quantile(std::vector<double> v, double q) {
