@@ -127,18 +127,10 @@ const ColumnSummary* worst_column(const std::vector<ColumnSummary>& cols, uint64
   *above = 0;
   for (const ColumnSummary& c : cols) {
     if (!std::isfinite(c.rhat)) continue;
-    if (c.rhat > 1.01) ++*above;
+    if (c.rhat > kRhatLimit) ++*above;
     if (!worst || c.rhat > worst->rhat) worst = &c;
   }
   return worst;
-}
-
-// Whether the chains mixed: some R-hat computed, none above 1.01 (the online ones of every
-// covered coordinate, and the exact ones of the tracked columns).
-bool mixed(const DiagnosticsSummary& s, const std::vector<ColumnSummary>& cols) {
-  uint64_t above = 0;
-  const ColumnSummary* worst = worst_column(cols, &above);
-  return (s.finite > 0 || worst) && s.rhat_above == 0 && above == 0;
 }
 
 // What the diagnostics say, for config.json: the whole vector's (online) and the tracked columns' (exact).
@@ -159,7 +151,7 @@ nlohmann::json diagnostics_json(const SampleResult& res, const std::vector<Colum
           {"tracked", {{"rank_normalized_max_rhat", worst ? num(worst->rhat) : nlohmann::json()},
                        {"max_rhat_column", worst ? nlohmann::json(worst->name) : nlohmann::json()},
                        {"rhat_above_1_01", above}}},
-          {"mixed", mixed(s, cols)}};
+          {"mixed", chains_mixed(s.finite, s.rhat_above, cols)}};
 }
 
 void draw_progress(const Progress& p) {
@@ -275,7 +267,7 @@ int run_sample(SampleArgs& a) {
   const ColumnSummary* worst = worst_column(tracked, &tracked_above);
   if (ds.finite == 0 && !worst) {
     std::cerr << "agld: warning: too few kept states for diagnostics (R-hat and ESS need at least 4 a chain)\n";
-  } else if (!mixed(ds, tracked)) {
+  } else if (!chains_mixed(ds.finite, ds.rhat_above, tracked)) {
     std::string where;
     if (ds.rhat_above > 0) {
       where = fmt::format("for {} of {} coordinates (largest {:.4g}, {})", ds.rhat_above, ds.finite, ds.max_rhat,

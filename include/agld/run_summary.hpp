@@ -32,7 +32,7 @@ struct VectorSummary {
   uint64_t covered = 0;       // with a finite R-hat
   double max_rhat = 0;        // NaN when none is finite
   std::string max_rhat_name;
-  uint64_t rhat_above = 0;    // R-hat > 1.01
+  uint64_t rhat_above = 0;    // R-hat > kRhatLimit
   double min_ess = 0;         // NaN when none is finite
   std::string min_ess_name;
   uint64_t ess_below = 0;     // ESS below 100 a chain (posterior's rule of thumb for bulk-ESS)
@@ -58,6 +58,14 @@ std::string coordinate_name(uint64_t j, uint64_t d, bool intercept);
 // One column's row of the table from its kept draws, chain-major (chain c's n draws at
 // [c * n, (c + 1) * n)).
 ColumnSummary summarize_column(std::string name, std::span<const double> draws, size_t chains);
+
+// R-hat above this says the chains have not mixed (Vehtari et al. 2021).
+inline constexpr double kRhatLimit = 1.01;
+
+// The verdict of a run: some R-hat computed and none above kRhatLimit, among the online ones
+// of the covered coordinates (how many have one, how many exceed the limit) and the exact
+// ones of the columns.
+bool chains_mixed(uint64_t online_with_rhat, uint64_t online_above, std::span<const ColumnSummary> columns);
 
 // Reads and checks the run directory dir (config.json, draws_ID.csv of every chain,
 // diagnostics.npy) and summarizes it.

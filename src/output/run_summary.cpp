@@ -180,7 +180,7 @@ VectorSummary summarize_vector(const NpyView& diag, const RunConfig& c) {
     if (std::isfinite(r)) {
       ++v.covered;
       if (!(r <= v.max_rhat)) v.max_rhat = r, max_at = j;  // the first NaN too
-      if (r > 1.01) ++v.rhat_above;
+      if (r > kRhatLimit) ++v.rhat_above;
     }
     if (std::isfinite(e)) {
       if (!(e >= v.min_ess)) v.min_ess = e, min_at = j;
@@ -193,6 +193,16 @@ VectorSummary summarize_vector(const NpyView& diag, const RunConfig& c) {
 }
 
 }  // namespace
+
+bool chains_mixed(uint64_t online_with_rhat, uint64_t online_above, std::span<const ColumnSummary> columns) {
+  bool any = online_with_rhat > 0;
+  for (const ColumnSummary& c : columns) {
+    if (!std::isfinite(c.rhat)) continue;
+    if (c.rhat > kRhatLimit) return false;
+    any = true;
+  }
+  return any && online_above == 0;
+}
 
 ColumnSummary summarize_column(std::string name, std::span<const double> draws, size_t chains) {
   const diagnostics::DrawSummary d = diagnostics::summarize(draws, chains);
@@ -238,14 +248,11 @@ Status summarize_run(const std::string& dir, FileSystem& fs, RunSummary* out) {
   s.burn_in = c.burn_in;
   s.thin = c.thin;
   s.stopped_early = c.stopped_early;
-  bool any = false, above = false;
   for (size_t t = 0; t < columns.size(); ++t) {
     s.columns.push_back(summarize_column(t == 0 ? "lp__" : c.track[t - 1], columns[t], c.chains));
-    const double r = s.columns.back().rhat;
-    if (std::isfinite(r)) any = true, above = above || r > 1.01;
   }
   s.vector = summarize_vector(diag, c);
-  s.mixed = (any || s.vector.covered > 0) && !above && s.vector.rhat_above == 0;
+  s.mixed = chains_mixed(s.vector.covered, s.vector.rhat_above, s.columns);
   *out = std::move(s);
   return Status::ok();
 }
