@@ -59,7 +59,10 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
   // The predictive and the tracked draws grow with the chains: they count in what a chain costs.
   const uint64_t per_chain = p.chain + (r.options.track.size() + 1) * r.draws * 8 +
                              (Predictive::bytes(test_rows, 1) - Predictive::bytes(test_rows, 0));
-  const uint64_t fixed = PooledMoments::bytes(d) + Predictive::bytes(test_rows, 0);
+  // The result's R-hat, ESS and MCSE (the mean and sd are the moments' own arrays) come when
+  // the chains have gone (Engine::finish): what the chains' states do not free counts.
+  const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d);
+  const uint64_t fixed = PooledMoments::bytes(d) + Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0);
   p.shared = fixed + k * (per_chain - p.chain);
   p.baseline = process_rss_bytes();
   const uint64_t budget = r.options.memory;
