@@ -37,6 +37,7 @@ nlohmann::json summary_json(const RunSummary& s) {
           {"columns", columns},
           {"all_coordinates",
            {{"coordinates", v.dim},
+            {"sampled", v.sampled},
             {"with_rhat", v.covered},
             {"max_rhat", number(v.max_rhat)},
             {"max_rhat_coordinate", v.max_rhat_name.empty() ? nlohmann::json() : nlohmann::json(v.max_rhat_name)},
@@ -101,9 +102,10 @@ std::string summary_text(const RunSummary& s) {
     fmt::format_to(out, "Every coordinate (diagnostics.npy): no R-hat computed ({} coordinates; too few kept states).\n", v.dim);
   } else {
     fmt::format_to(out,
-                   "Every coordinate (diagnostics.npy: split R-hat and batch-means ESS, online): {} of {} with R-hat; "
+                   "Every coordinate (diagnostics.npy: split R-hat and batch-means ESS, online): {} of {} with R-hat{}; "
                    "largest R-hat {:.4g} ({}), {} above 1.01; smallest ESS {:.0f} ({}), {} below 100 a chain.\n",
-                   v.covered, v.dim, v.max_rhat, v.max_rhat_name, v.rhat_above, v.min_ess, v.min_ess_name, v.ess_below);
+                   v.covered, v.dim, v.sampled ? " (a seeded sample and the tracked ones: config.json's diagnostics)" : "",
+                   v.max_rhat, v.max_rhat_name, v.rhat_above, v.min_ess, v.min_ess_name, v.ess_below);
   }
   if (s.mixed) {
     fmt::format_to(out, "No R-hat above 1.01: the chains agree.\n");

@@ -29,6 +29,7 @@ struct ColumnSummary {
 // The whole vector, from diagnostics.npy (online: classic split-R-hat, batch-means ESS).
 struct VectorSummary {
   uint64_t dim = 0;           // coordinates
+  bool sampled = false;       // the diagnostics cover a seeded sample (config.json says which)
   uint64_t covered = 0;       // with a finite R-hat
   double max_rhat = 0;        // NaN when none is finite
   std::string max_rhat_name;

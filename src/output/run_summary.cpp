@@ -47,7 +47,7 @@ Status open_whole(FileSystem& fs, const std::string& dir, const std::string& nam
 struct RunConfig {
   std::string method, model;
   uint64_t chains = 0, first_chain = 1, dim = 0, draws = 0, iterations = 0, burn_in = 0, thin = 1;
-  bool intercept = false, stopped_early = false;
+  bool intercept = false, stopped_early = false, sampled = false;
   std::vector<std::string> draws_files, track;
 };
 
@@ -74,6 +74,7 @@ Status read_config(const std::string& dir, std::string_view text, RunConfig* c) 
     const nlohmann::json& r = j.at("result");
     c->draws = r.at("draws").get<uint64_t>();
     c->stopped_early = r.at("stopped_early").get<bool>();
+    c->sampled = j.at("diagnostics").at("coordinates").get<std::string>() != "all";
   } catch (const nlohmann::json::exception& e) {
     return Status::corruption(fmt::format("{}: not the configuration of an agld run: {}", where, e.what()));
   }
@@ -172,6 +173,7 @@ Status open_npy(FileSystem& fs, const std::string& dir, const std::string& name,
 VectorSummary summarize_vector(const NpyView& diag, const RunConfig& c) {
   VectorSummary v;
   v.dim = c.dim;
+  v.sampled = c.sampled;
   v.max_rhat = v.min_ess = kNaN;
   const double low = 100.0 * static_cast<double>(c.chains);
   uint64_t max_at = 0, min_at = 0;

@@ -99,6 +99,7 @@ TEST_F(SummaryCli, JsonAgreesWithThePosteriorAndTheConfiguration) {
   const auto& all = s["all_coordinates"];
   EXPECT_EQ(all["coordinates"], 14);
   EXPECT_EQ(all["with_rhat"], 14);
+  EXPECT_EQ(all["sampled"], false);
   EXPECT_NEAR(all["max_rhat"].get<double>(), cfg["diagnostics"]["max_rhat"].get<double>(), 1e-12);
   EXPECT_EQ(all["rhat_above_1_01"], cfg["diagnostics"]["rhat_above_1_01"]);
   EXPECT_EQ(s["mixed"], cfg["diagnostics"]["mixed"]);
@@ -112,6 +113,20 @@ TEST_F(SummaryCli, SamplePrintsTheSameTable) {
     EXPECT_NE(r.out.find(h), std::string::npos) << h << "\n" << r.out;
   }
   EXPECT_NE(sample_out_->find(r.out), std::string::npos) << "sample printed:\n" << *sample_out_ << "\nsummary:\n" << r.out;
+}
+
+// A run whose diagnostics cover a seeded sample (a budget too small for all) says so.
+TEST_F(SummaryCli, SaysWhenTheDiagnosticsAreASample) {
+  const std::string dir = copy_run("sampled");
+  auto cfg = nlohmann::json::parse(test::read_file(dir + "/config.json"));
+  cfg["diagnostics"]["coordinates"] = "the tracked coordinates and a seeded uniform sample of 5 of the 14";
+  test::write_file(dir + "/config.json", cfg.dump(2));
+  auto r = run_agld("summary " + shell_arg(dir));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("a seeded sample"), std::string::npos) << r.out;
+  r = run_agld("summary " + shell_arg(dir) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["all_coordinates"]["sampled"], true);
 }
 
 TEST_F(SummaryCli, NotARunDirectory) {
