@@ -225,7 +225,6 @@ Status summarize_run(const std::string& dir, FileSystem& fs, RunSummary* out) {
   std::string header = "lp__";
   for (const std::string& n : c.track) header += "," + n;
   std::vector<std::vector<double>> columns(c.track.size() + 1);
-  for (auto& col : columns) col.reserve(c.chains * c.draws);
   for (const std::string& name : c.draws_files) {
     Opened f;
     st = open_whole(fs, dir, name, &f);

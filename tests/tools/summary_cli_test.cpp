@@ -138,6 +138,17 @@ TEST_F(SummaryCli, NotARunDirectory) {
   const std::string other = copy_run("other");
   test::write_file(other + "/config.json", "{\"model\": \"logistic\"}\n");
   expect_one_line_error(run_agld("summary " + shell_arg(other)), "a foreign config.json");
+  // Numbers that do not fit the files: a clear error, not an allocation's failure.
+  const std::string huge = copy_run("huge");
+  auto big = nlohmann::json::parse(test::read_file(huge + "/config.json"));
+  big["result"]["draws"] = uint64_t{1} << 60;
+  test::write_file(huge + "/config.json", big.dump());
+  r = run_agld("summary " + shell_arg(huge));
+  expect_one_line_error(r, "a config.json with 2^60 draws");
+  EXPECT_NE(r.err.find("cut short"), std::string::npos) << r.err;
+  big["result"]["draws"] = "many";
+  test::write_file(huge + "/config.json", big.dump());
+  expect_one_line_error(run_agld("summary " + shell_arg(huge)), "draws not a number");
   std::filesystem::remove(copy_run("nodraws") + "/draws_3.csv");
   r = run_agld("summary " + shell_arg(scratch_.file("nodraws")));
   expect_one_line_error(r, "no draws_3.csv");
