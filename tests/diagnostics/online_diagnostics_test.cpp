@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <cmath>
 #include <random>
 #include <vector>
@@ -86,6 +88,8 @@ double split_rhat(const Draws& x, size_t planned, size_t draws, size_t j) {
 struct Shape {
   size_t chains, n, stop;
 };
+// ctest lists a shape by its numbers, not its bytes.
+void PrintTo(const Shape& s, std::ostream* os) { *os << s.chains << " chains of " << s.n << ", stopped at " << s.stop; }
 
 class OnlineRhat : public ::testing::TestWithParam<Shape> {};
 

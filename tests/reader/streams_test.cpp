@@ -3,6 +3,8 @@
 // batch holds every stream's next rows in stream order; the chunks are read once for all.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <iostream>
 #include <random>
 
@@ -18,6 +20,10 @@ struct Case {
   Codec codec;
   uint64_t memory;
 };
+// ctest lists a case by its settings, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.order << (c.codec == Codec::kZstd ? ", zstd, " : ", none, ") << (c.memory ? "memory to fit" : "the least memory");
+}
 
 class Streams : public ::testing::TestWithParam<Case> {};
 

@@ -4,6 +4,8 @@
 // the chains' draws; the chains start apart and mix; bad chain counts and budgets are errors.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <map>
 #include <random>
 
@@ -68,6 +70,8 @@ SampleOptions base_options(const std::string& method) {
 struct Case {
   std::string snapshot, access;
 };
+// ctest lists a case by its method, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.snapshot << "-" << c.access; }
 
 class ChainsInOneRun : public ::testing::TestWithParam<Case> {};
 

@@ -5,6 +5,8 @@
 // mean's tolerance.
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <fstream>
 #include <sstream>
 
@@ -41,6 +43,10 @@ struct Case {
   uint64_t batch;
   uint64_t iterations;
 };
+// ctest lists a case by its settings, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.method << ", step " << c.step << ", batch " << c.batch << ", " << c.iterations << " iterations";
+}
 
 class HeartScale : public ::testing::TestWithParam<Case> {};
 

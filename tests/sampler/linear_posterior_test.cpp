@@ -5,6 +5,8 @@
 // sampler fails it with negligible probability (4 standard errors).
 #include <gtest/gtest.h>
 
+#include <ostream>
+
 #include <Eigen/Dense>
 #include <random>
 
@@ -58,6 +60,8 @@ Problem make_problem(uint64_t seed) {
 struct Case {
   std::string snapshot, access;
 };
+// ctest lists a case by its method, not its bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.snapshot << "-" << c.access; }
 
 class LinearExact : public ::testing::TestWithParam<Case> {};
 
