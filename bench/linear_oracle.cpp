@@ -17,27 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "agld/reader.hpp"
-#include "agld/run_output.hpp"
 #include "agld/store.hpp"
+#include "oracle_common.hpp"
 
 namespace {
-
-// A float64 .npy of shape (rows, cols), read and checked as agld summary reads it.
-bool read_npy(const std::string& path, size_t* rows, size_t* cols, std::vector<double>* data) {
-  std::unique_ptr<agld::ReadableFile> f;
-  agld::ByteSpan bytes;
-  agld::NpyView v;
-  if (!agld::FileSystem::local().open_readable(path, &f).is_ok() || !f->view(0, f->size(), &bytes).is_ok() ||
-      !agld::decode_npy_f64(bytes, &v).is_ok()) {
-    return false;
-  }
-  *rows = v.rows;
-  *cols = v.cols;
-  data->resize(v.rows * v.cols);
-  std::memcpy(data->data(), v.data.data(), data->size() * sizeof(double));
-  return true;
-}
 
 double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
@@ -72,39 +55,15 @@ int main(int argc, char** argv) {
   }
   Eigen::MatrixXd xtx = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d));
   Eigen::VectorXd xty = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(d));
-  agld::ReaderOptions o;
-  o.order = "ca";
-  o.batch_size = 4096;
-  o.memory = uint64_t{1} << 30;
-  std::unique_ptr<agld::Reader> reader;
-  st = agld::Reader::open(*store, o, &reader);
+  st = oracle::for_each_row(*store, intercept, [&](std::span<const uint32_t> idx, std::span<const double> val, double y) {
+    for (size_t a = 0; a < idx.size(); ++a) {
+      xty(idx[a]) += val[a] * y;
+      for (size_t c = 0; c < idx.size(); ++c) xtx(idx[a], idx[c]) += val[a] * val[c];
+    }
+  });
   if (!st.is_ok()) {
     std::fprintf(stderr, "%s\n", st.to_string().c_str());
     return 65;
-  }
-  std::vector<uint32_t> idx;
-  std::vector<double> val;
-  for (uint64_t seen = 0; seen < store->meta().rows;) {
-    agld::Batch b;
-    st = reader->next(&b);
-    if (!st.is_ok()) {
-      std::fprintf(stderr, "%s\n", st.to_string().c_str());
-      return 65;
-    }
-    const size_t take = static_cast<size_t>(std::min<uint64_t>(b.size(), store->meta().rows - seen));
-    for (size_t i = 0; i < take; ++i) {
-      idx.assign(b.row_indices(i).begin(), b.row_indices(i).end());
-      val.assign(b.row_values(i).begin(), b.row_values(i).end());
-      if (intercept) {
-        idx.push_back(static_cast<uint32_t>(d - 1));
-        val.push_back(1.0);
-      }
-      for (size_t a = 0; a < idx.size(); ++a) {
-        xty(idx[a]) += val[a] * b.labels[i];
-        for (size_t c = 0; c < idx.size(); ++c) xtx(idx[a], idx[c]) += val[a] * val[c];
-      }
-    }
-    seen += take;
   }
   Eigen::MatrixXd precision = xtx / s2;
   precision.diagonal().array() += 1 / s2p;
@@ -119,11 +78,11 @@ int main(int argc, char** argv) {
   size_t rows = 0, cols = 0;
   std::vector<double> post, diag;
   const std::string dir = argv[2];
-  if (!read_npy(dir + "/posterior.npy", &rows, &cols, &post) || rows != d || cols != 2) {
+  if (!oracle::read_npy(dir + "/posterior.npy", &rows, &cols, &post) || rows != d || cols != 2) {
     std::fprintf(stderr, "%s/posterior.npy: not a (%zu, 2) table\n", dir.c_str(), d);
     return 65;
   }
-  const bool has_diag = read_npy(dir + "/diagnostics.npy", &rows, &cols, &diag) && rows == d && cols == 3;
+  const bool has_diag = oracle::read_npy(dir + "/diagnostics.npy", &rows, &cols, &diag) && rows == d && cols == 3;
   std::vector<double> z(d), ratio(d), rhat;
   size_t within01 = 0, within05 = 0, rhat_above = 0;
   for (size_t j = 0; j < d; ++j) {
