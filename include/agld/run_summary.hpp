@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agld/file.hpp"
+#include "agld/sample.hpp"
 #include "agld/status.hpp"
 
 namespace agld {
@@ -59,9 +60,6 @@ std::string coordinate_name(uint64_t j, uint64_t d, bool intercept);
 // One column's row of the table from its kept draws, chain-major (chain c's n draws at
 // [c * n, (c + 1) * n)).
 ColumnSummary summarize_column(std::string name, std::span<const double> draws, size_t chains);
-
-// R-hat above this says the chains have not mixed (Vehtari et al. 2021).
-inline constexpr double kRhatLimit = 1.01;
 
 // The verdict of a run: some R-hat computed and none above kRhatLimit, among the online ones
 // of the covered coordinates (how many have one, how many exceed the limit) and the exact

@@ -129,13 +129,17 @@ class SampleObserver {
   virtual bool stop_requested() { return false; }
 };
 
+// R-hat above this says the chains have not mixed (Vehtari et al. 2021): the sampler's
+// count, config.json's verdict and agld summary's all use it.
+inline constexpr double kRhatLimit = 1.01;
+
 // The whole-vector diagnostics in a line: the worst coordinates of diagnostics.npy.
 struct DiagnosticsSummary {
   uint64_t covered = 0;            // coordinates with diagnostics
   uint64_t finite = 0;             // of them, those with a finite R-hat
   double max_rhat = 0;             // NaN when none is finite
   uint64_t max_rhat_at = 0;        // 0-based coordinate
-  uint64_t rhat_above = 0;         // coordinates with R-hat > 1.01
+  uint64_t rhat_above = 0;         // coordinates with R-hat > kRhatLimit
   double min_ess = 0;              // NaN when none is finite
   uint64_t min_ess_at = 0;
 };

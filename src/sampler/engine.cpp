@@ -417,7 +417,7 @@ void Engine::finish(bool stopped, SampleResult* out) {
         s.max_rhat = r.rhat[j];
         s.max_rhat_at = j;
       }
-      s.rhat_above += r.rhat[j] > 1.01;
+      s.rhat_above += r.rhat[j] > kRhatLimit;
     }
     if (std::isfinite(r.ess[j]) && !(r.ess[j] >= s.min_ess)) {
       s.min_ess = r.ess[j];
