@@ -23,8 +23,9 @@ constexpr uint64_t kDefaultTracked = 10;
 
 // Rows a chain's run of `it` iterations reads: its start, its batches and its refreshes.
 struct Reads {
-  uint64_t start = 0, per_iteration = 0, per_refresh = 0, period = 1;
-  uint64_t operator()(uint64_t it) const { return start + it * per_iteration + (it / period) * per_refresh; }
+  const Snapshot* snap = nullptr;
+  uint64_t start = 0, per_iteration = 0, per_refresh = 0;
+  uint64_t operator()(uint64_t it) const { return start + it * per_iteration + snap->refreshes_in(it) * per_refresh; }
 };
 
 // The most iterations reading at most `rows` rows (0 if not even one).
@@ -145,8 +146,8 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     const sampler::SnapshotInfo* info = find_snapshot(r.snapshot);
     const auto snap = info->make({n_rows, r.dim, r.refresh, r.snapshot_batch, model_obj.get()});
     Reads reads;
+    reads.snap = snap.get();
     reads.per_iteration = r.batch;
-    reads.period = r.refresh;
     if (snap->refresh_rows() != RefreshRows::kNone) {
       const uint64_t refresh_rows = snap->refresh_rows() == RefreshRows::kFullPass ? n_rows : r.snapshot_batch;
       reads.start = refresh_rows;
@@ -185,7 +186,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     }
   }
 
-  if ((r.access == "ca" || r.access == "br") && !m.options.shuffle) {
+  if ((r.access == "ca" || r.access == "br") && !rows_shuffled(m)) {
     r.warnings.push_back(
         "the rows of " + train.path() + " are in their source order (converted with --keep-order, or by an agld "
         "that did not shuffle by default); " +

@@ -60,6 +60,9 @@ class Snapshot {
   }
   // Whether to refresh after iteration k (0-based).
   virtual bool refresh_due(uint64_t k) const { (void)k; return false; }
+  // How many refreshes a run of `iterations` makes after its start: the k < iterations
+  // with refresh_due(k) (the default run length counts what they read).
+  virtual uint64_t refreshes_in(uint64_t iterations) const { (void)iterations; return 0; }
 
   // sh_i for each row of the batch.
   virtual void shadows(const Batch& batch, std::span<double> sh) = 0;

@@ -167,5 +167,21 @@ TEST(PeriodicTotal, ShadowsAgreeWithTheAggregate) {
   expect_aggregate_fresh(*snap, host, 1e-12);
 }
 
+// The default run length counts a run's refreshes with refreshes_in(); the engine makes them
+// where refresh_due() says. Both must agree, for every strategy (ppu has none after its start).
+TEST(Refreshes, CountedAsTheEngineMakesThem) {
+  const auto model = model::find_model("logistic")->make(SampleOptions{});
+  for (const auto& info : registered_snapshots()) {
+    for (uint64_t period : {1u, 7u, 100u}) {
+      const auto snap = info.make({1000, 10, period, 50, model.get()});
+      uint64_t due = 0;
+      for (uint64_t n = 0; n <= 1000; ++n) {
+        ASSERT_EQ(snap->refreshes_in(n), due) << info.name << ", period " << period << ", " << n << " iterations";
+        if (snap->refresh_due(n)) ++due;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace agld::sampler

@@ -1,0 +1,86 @@
+// The default run length (docs/samplers.md, "Defaults"): about 10 passes of the data a chain,
+// the strategy's start and its refreshes counted, for every method of the registries and the
+// paper's names (lmc included: it once ran 10,000 full passes by default). Counted from what a
+// run really read (the last evaluation's passes), not from the rule that planned it.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <iostream>
+#include <ostream>
+#include <random>
+
+#include "sampler_test_support.hpp"
+
+namespace agld {
+// ctest lists a case by its method's name.
+inline void PrintTo(const MethodInfo& m, std::ostream* os) { *os << m.name; }
+}  // namespace agld
+
+namespace agld::test {
+namespace {
+
+// 10^6 rows: the size at which lmc's small-store floor (iterations that read 10^7 rows) is
+// 10 passes too, so that neither rule hides the other. Two features a row, logistic.
+constexpr uint64_t kRows = 1000000;
+constexpr uint32_t kDim = 8;
+
+class DefaultLength : public ::testing::TestWithParam<MethodInfo> {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir;
+    std::mt19937_64 rng(test_seed(31));
+    std::uniform_int_distribution<uint32_t> feature(0, kDim - 1);
+    std::normal_distribution<double> n01;
+    SparseRows rows;
+    for (uint64_t r = 0; r < kRows; ++r) {
+      uint32_t a = feature(rng), b = feature(rng);
+      if (a == b) b = (a + 1) % kDim;
+      if (a > b) std::swap(a, b);
+      const float va = static_cast<float>(n01(rng)), vb = static_cast<float>(n01(rng));
+      const std::vector<uint32_t> idx = {a, b};
+      const std::vector<float> val = {va, vb};
+      rows.add_row(va + vb + n01(rng) > 0 ? 1.0 : -1.0, idx, val);
+    }
+    store_ = make_store(dir_->file("s.agld"), rows, kDim, true, 4096).release();
+  }
+  static void TearDownTestSuite() {
+    delete store_;
+    delete dir_;
+  }
+  static TempDir* dir_;
+  static Store* store_;
+};
+TempDir* DefaultLength::dir_ = nullptr;
+Store* DefaultLength::store_ = nullptr;
+
+TEST_P(DefaultLength, IsAboutTenPassesAChain) {
+  const std::string& method = GetParam().name;
+  SampleOptions o;
+  o.method = method;
+  o.chains = 1;  // passes count every chain's reads: one chain's are the rule's
+  o.evaluations = 1;
+  o.memory = uint64_t{1} << 30;
+  o.seed = test_seed(5);
+  KeepDraws keep;
+  SampleResult r;
+  Status st = sample(*store_, nullptr, o, keep, &r);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_TRUE(r.last_eval.has_value());
+  const double passes = r.last_eval->passes;
+  std::cout << method << ": " << r.run.iterations << " iterations of " << r.run.batch << " rows, "
+            << passes << " passes read (" << r.run.length_rule << ")\n";
+  EXPECT_LE(passes, 10.0 + 1e-9) << method;
+  EXPECT_GE(passes, 9.0) << method;  // and not much less: the rule spends its budget
+  // At least 100 kept states a chain for the diagnostics, where the run has them.
+  EXPECT_GE(r.draws, std::min<uint64_t>(100, r.run.iterations - r.run.burn_in)) << method;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMethod, DefaultLength, ::testing::ValuesIn(sample_methods()),
+                         [](const ::testing::TestParamInfo<MethodInfo>& p) {
+                           std::string s;
+                           for (char c : p.param.name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : (c == '+' ? 'P' : '_');
+                           return s;
+                         });
+
+}  // namespace
+}  // namespace agld::test
