@@ -13,12 +13,22 @@ namespace agld::sampler {
 
 uint64_t chain_seed(uint64_t seed, uint64_t id) { return mix64(mix64(seed ^ 0x5eed0001u) ^ id); }
 
+namespace {
+// One dynamics a level of steps; with many levels, smaller tables (they share the cache).
+std::vector<Langevin> levels(const ChainConfig& c) {
+  if (c.level_steps.empty()) return {Langevin(c.step, c.prior_var)};
+  std::vector<Langevin> out;
+  for (double eta : c.level_steps) out.emplace_back(eta, c.prior_var, c.level_steps.size() > 1 ? 256 : Langevin::kTableSize);
+  return out;
+}
+}  // namespace
+
 Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_ptr<Snapshot> snapshot)
     : id_(id),
       cfg_(config),
       snap_(std::move(snapshot)),
       noise_(chain_seed(seed, id)),
-      state_(config.dim, Langevin(config.step, config.prior_var)) {
+      state_(config.dim, levels(config), config.level_steps.empty() ? nullptr : config.level) {
   if (snap_->has_aggregate()) a_.reset(cfg_.dim);
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
   draw_.chain = id;
@@ -102,7 +112,7 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   if (keep) {
     double loss = 0;
     for (size_t i = 0; i < n; ++i) loss += model.loss(b.labels[i], margins_[i]);
-    draw_.lp = -(0.5 * sq_ * state_.dynamics().inv_prior_var() +
+    draw_.lp = -(0.5 * sq_ * state_.inv_prior_var() +
                  static_cast<double>(cfg_.rows) / static_cast<double>(n) * loss);
   }
   if (!do_step) {
@@ -119,11 +129,10 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     const auto val = b.row_values(i);
     for (size_t e = 0; e < idx.size(); ++e) g_[state_.slot(idx[e])] += c * val[e];
   }
-  const Langevin& ld = state_.dynamics();
   if (cfg_.dense) {  // every coordinate, one plain step (no jumps): the reference for the tests
     for (uint32_t j = 0; j < cfg_.dim; ++j) {
       const double g = state_.in_support(j) ? g_[state_.slot(j)] : 0.0;
-      state_.set(j, ld.step(state_.x(j), g, a_of(j), noise_()));
+      state_.set(j, state_.dynamics(j).step(state_.x(j), g, a_of(j), noise_()));
     }
     state_.leave_support(k);
     state_.all_at(k + 1);
@@ -131,7 +140,7 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     const std::span<const uint32_t> support = state_.support();
     for (size_t s = 0; s < support.size(); ++s) {
       const uint32_t j = support[s];
-      state_.set(j, ld.step(state_.x(j), g_[s], a_of(j), noise_()));
+      state_.set(j, state_.support_dynamics(s).step(state_.x(j), g_[s], a_of(j), noise_()));
     }
     state_.leave_support(k + 1);
   }
@@ -151,15 +160,14 @@ void Chain::full_piece(const Batch& rows) {
 }
 
 Status Chain::full_step(uint64_t k, bool keep, bool do_step) {
-  if (keep) draw_.lp = -(0.5 * sq_ * state_.dynamics().inv_prior_var() + full_loss_);
+  if (keep) draw_.lp = -(0.5 * sq_ * state_.inv_prior_var() + full_loss_);
   full_loss_ = 0;
   if (!do_step) {
     std::fill(grad_.begin(), grad_.end(), 0.0);
     return Status::ok();
   }
-  const Langevin& ld = state_.dynamics();
   for (uint32_t j = 0; j < cfg_.dim; ++j) {
-    const double v = ld.step(state_.x(j), grad_[j], 0.0, noise_());
+    const double v = state_.dynamics(j).step(state_.x(j), grad_[j], 0.0, noise_());
     grad_[j] = 0;
     if (!std::isfinite(v)) return diverged(k);
     state_.set(j, v);

@@ -23,6 +23,10 @@ struct ChainConfig {
   uint64_t rows = 0;      // N
   uint64_t dim = 0;       // d
   double step = 0;
+  // Per-coordinate steps (a preconditioner): coordinate j steps with level_steps[level[j]].
+  // Empty: every coordinate steps with `step`.
+  std::vector<double> level_steps;
+  const uint8_t* level = nullptr;
   double prior_var = 1;
   bool dense = false;     // every coordinate, every iteration (the tests' reference)
   const model::Model* model = nullptr;

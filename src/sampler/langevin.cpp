@@ -1,22 +1,19 @@
 #include "sampler/langevin.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace agld::sampler {
 
-namespace {
-constexpr uint64_t kTableSize = 1024;
-}
-
-Langevin::Langevin(double eta, double prior_var)
+Langevin::Langevin(double eta, double prior_var, uint64_t table_size)
     : eta_(eta),
       inv_s2p_(std::isinf(prior_var) ? 0.0 : 1.0 / prior_var),
       sd1_(std::sqrt(2 * eta)),
       r_(eta * inv_s2p_),
       log_a_(std::log1p(-r_)) {
-  table_.resize(kTableSize);
+  table_.resize(std::max<uint64_t>(table_size, 1));
   table_[0] = {1, 0, 0};
-  for (uint64_t k = 1; k < kTableSize; ++k) table_[k] = compute(k);
+  for (uint64_t k = 1; k < table_.size(); ++k) table_[k] = compute(k);
 }
 
 Langevin::Jump Langevin::compute(uint64_t k) const {

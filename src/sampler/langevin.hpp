@@ -16,8 +16,10 @@ namespace agld::sampler {
 
 class Langevin {
  public:
-  // eta > 0; prior_var > eta (else a <= 0), or infinite (a flat prior: a = 1).
-  Langevin(double eta, double prior_var);
+  // eta > 0; prior_var > eta (else a <= 0), or infinite (a flat prior: a = 1). The jumps of
+  // gaps below table_size come from a table.
+  static constexpr uint64_t kTableSize = 1024;
+  Langevin(double eta, double prior_var, uint64_t table_size = kTableSize);
 
   double eta() const { return eta_; }
   double noise_sd() const { return sd1_; }  // sqrt(2 eta)

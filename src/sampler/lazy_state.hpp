@@ -5,13 +5,19 @@
 // one exact jump when j is next read (bring). Internal to the sampler layer.
 //
 // The dynamics is the template's seam: today overdamped Langevin (sampler/langevin.hpp,
-// one number a coordinate); a dynamics with a momentum, or per-coordinate steps, brings its
-// own step and jump and keeps this bookkeeping.
+// one number a coordinate); a dynamics with a momentum brings its own step and jump and
+// keeps this bookkeeping.
 //
-// A stamp is a 31-bit offset from the last moment every coordinate was current (sync); a
-// full catch-up is due before it could overflow (gap_due). While iteration k runs, the
-// coordinates of its batch's support carry a flag and their slot in the support instead:
-// the support's gradient is gathered by slot, not in a d-long scratch array.
+// Per-coordinate steps (a diagonal preconditioner, sampler/preconditioner.hpp) come as
+// levels: coordinate j steps with levels[level(j)], one of at most 128 dynamics whose steps
+// differ by a constant factor. Each level keeps its own table and memo of jumps, so a catch-up
+// of every coordinate still computes each long jump once a level, not d times.
+//
+// A stamp holds the coordinate's level (7 bits) and a 24-bit offset from the last moment
+// every coordinate was current (sync); a full catch-up is due before the offset could
+// overflow (gap_due). While iteration k runs, the coordinates of its batch's support carry a
+// flag and their slot in the support instead (their levels kept beside the support): the
+// support's gradient is gathered by slot, not in a d-long scratch array.
 #pragma once
 
 #include <boost/random/normal_distribution.hpp>
@@ -41,26 +47,45 @@ class Noise {
 class LazyState {
  public:
   static constexpr uint32_t kInSupport = 0x80000000u;  // flag: the low bits are the slot
-  static constexpr uint64_t kMaxGap = 0x7FFFFFF0u;
+  static constexpr uint32_t kLevelShift = 24;
+  static constexpr uint32_t kLevelMask = 0x7F000000u;
+  static constexpr uint32_t kOffsetMask = 0x00FFFFFFu;
+  static constexpr uint64_t kMaxGap = 0x00FFFFF0u;
+  static constexpr size_t kMaxLevels = 128;
 
-  // d coordinates at zero; the dynamics (its jump memo is the chain's own: not shared).
-  LazyState(uint64_t d, Langevin dynamics) : dyn_(std::move(dynamics)), x_(d), stamp_(d) {}
+  // d coordinates at zero, each with dynamics levels[level[j]] (level null: every coordinate
+  // at level 0). The levels' jump memos are the chain's own: not shared.
+  LazyState(uint64_t d, std::vector<Langevin> levels, const uint8_t* level = nullptr)
+      : dyn_(std::move(levels)), x_(d), stamp_(d) {
+    if (level) {
+      for (uint64_t j = 0; j < d; ++j) stamp_[j] = static_cast<uint32_t>(level[j]) << kLevelShift;
+    }
+  }
 
   // Bytes a coordinate costs.
   static constexpr uint64_t kBytesPerCoordinate = sizeof(double) + sizeof(uint32_t);
 
   uint64_t dim() const { return x_.size(); }
-  const Langevin& dynamics() const { return dyn_; }
+  // The prior's precision (the same at every level).
+  double inv_prior_var() const { return dyn_.front().inv_prior_var(); }
+  // Coordinate j's dynamics (in the support or not).
+  const Langevin& dynamics(uint32_t j) const {
+    return dyn_[in_support(j) ? support_level_[slot(j)] : level_of(stamp_[j])];
+  }
+  // The dynamics of the support's s-th coordinate.
+  const Langevin& support_dynamics(size_t s) const { return dyn_[support_level_[s]]; }
   std::span<double> x() { return x_; }
   std::span<const double> x() const { return x_; }
   double x(uint32_t j) const { return x_[j]; }
 
-  // Brings j to time k: the steps it skipped, in one exact jump (a_j: its aggregate).
+  // Brings j (not in the support) to time k: the steps it skipped, in one exact jump (a_j:
+  // its aggregate).
   void bring(uint32_t j, uint64_t k, double a_j, Noise& noise) {
     const uint32_t now = offset(k);
-    const uint32_t gap = now - stamp_[j];
-    if (gap) x_[j] = dyn_.advance(x_[j], a_j, gap, noise());
-    stamp_[j] = now;
+    const uint32_t st = stamp_[j];
+    const uint32_t gap = now - (st & kOffsetMask);
+    if (gap) x_[j] = dyn_[level_of(st)].advance(x_[j], a_j, gap, noise());
+    stamp_[j] = (st & kLevelMask) | now;
   }
 
   // The support of iteration k. enter() brings j to k and gives it the next slot; slot()
@@ -70,6 +95,7 @@ class LazyState {
   uint32_t slot(uint32_t j) const { return stamp_[j] & ~kInSupport; }
   void enter(uint32_t j, uint64_t k, double a_j, Noise& noise) {
     bring(j, k, a_j, noise);
+    support_level_.push_back(static_cast<uint8_t>(level_of(stamp_[j])));
     stamp_[j] = kInSupport | static_cast<uint32_t>(support_.size());
     support_.push_back(j);
   }
@@ -77,8 +103,11 @@ class LazyState {
   void set(uint32_t j, double v) { x_[j] = v; }
   void leave_support(uint64_t at) {
     const uint32_t s = offset(at);
-    for (uint32_t j : support_) stamp_[j] = s;
+    for (size_t i = 0; i < support_.size(); ++i) {
+      stamp_[support_[i]] = (static_cast<uint32_t>(support_level_[i]) << kLevelShift) | s;
+    }
     support_.clear();
+    support_level_.clear();
   }
   // Prefetches the state of coordinate j (its cache lines, before a walk of the batch).
   void prefetch(uint32_t j) const {
@@ -94,7 +123,7 @@ class LazyState {
     const uint64_t d = x_.size();
     for (uint64_t j = 0; j < d; ++j) {
       bring(static_cast<uint32_t>(j), k, a.empty() ? 0.0 : a[j], noise);
-      stamp_[j] = 0;
+      stamp_[j] &= kLevelMask;
       const double v = x_[j];
       finite &= std::isfinite(v);
       s += v * v;
@@ -104,17 +133,22 @@ class LazyState {
     return finite;
   }
   // After a step of every coordinate at once (the dense and full-batch paths): all are at k.
-  void all_at(uint64_t k) { base_ = k; std::fill(stamp_.begin(), stamp_.end(), 0u); }
+  void all_at(uint64_t k) {
+    base_ = k;
+    for (uint32_t& st : stamp_) st &= kLevelMask;
+  }
   bool gap_due(uint64_t k) const { return k - base_ >= kMaxGap; }
 
  private:
+  static uint32_t level_of(uint32_t stamp) { return (stamp & kLevelMask) >> kLevelShift; }
   uint32_t offset(uint64_t k) const { return static_cast<uint32_t>(k - base_); }
 
-  Langevin dyn_;
+  std::vector<Langevin> dyn_;  // a level's dynamics
   HugeArray<double> x_;      // read at random: huge pages (common/huge_array.hpp)
   HugeArray<uint32_t> stamp_;
   uint64_t base_ = 0;        // the iteration of the last sync
   std::vector<uint32_t> support_;
+  std::vector<uint8_t> support_level_;  // the support's levels, by slot
 };
 
 }  // namespace agld::sampler
