@@ -80,6 +80,14 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"dim", r.dim},
           {"step", r.step},
           {"step_rule", r.step_rule},
+          {"precondition", o.precondition},
+          {"preconditioner", o.precondition == "diag"
+                                 ? nlohmann::json{{"levels", r.precondition_levels},
+                                                  {"m_min", r.precondition_m_min},
+                                                  {"m_max", r.precondition_m_max},
+                                                  {"lambda", r.precondition_lambda},
+                                                  {"rows_read", r.setup_rows}}
+                                 : nlohmann::json()},
           {"batch", r.batch},
           {"iterations", r.iterations},
           {"epochs", *o.epochs},
@@ -178,6 +186,7 @@ class CliObserver final : public SampleObserver {
                     run.options.method, run.snapshot, run.access, run.options.chains, run.options.chain_id,
                     run.options.chain_id + run.options.chains - 1,
                     run.own_streams && run.options.chains > 1 ? "each chain's own" : "shared"),
+        fmt::format("precondition = {}", run.options.precondition),
         fmt::format("step = {:.9g} ({}), batch = {}, iterations = {}, burn_in = {}, thin = {}, refresh = {}",
                     run.step, run.step_rule, run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
         fmt::format("seed = {}, rows = {}, dim = {}", run.options.seed, run.rows, run.dim),
@@ -322,6 +331,9 @@ void add_sample(Cli& cli) {
       ->default_val("tmu-ca");
   c->add_option("--out", a->out, "the run directory (created if missing)")->required();
   c->add_option("--step", a->opt.step, "step size eta (default: from the store's row norms, see docs/samplers.md)");
+  c->add_option("--precondition", a->opt.precondition,
+                "diag: a diagonal preconditioner from the store's per-feature statistics (--step is then in its metric); none")
+      ->default_val("none");
   c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, 100))");
   c->add_option("--chains", a->opt.chains, "chains in the run, from dispersed starts")->default_val(4);
   c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);

@@ -28,6 +28,9 @@ struct SampleOptions {
   bool share_batches = false;
   unsigned threads = 0;            // threads the chains run on (0: every core); no effect on the output
   std::optional<double> step;      // eta; default from the store's row norms (docs/samplers.md)
+  // A constant diagonal preconditioner M: "diag" (from the per-feature statistics) or "none".
+  // With diag, eta is the step in M's metric: coordinate j steps eta M_j.
+  std::string precondition = "none";
   std::optional<uint64_t> batch;   // rows a minibatch; default min(N, 100)
   std::optional<double> epochs;    // run length per chain in passes of minibatches ...
   std::optional<uint64_t> iterations;  // ... or in iterations (default: docs/samplers.md)
@@ -59,6 +62,11 @@ struct ResolvedSample {
   uint64_t state_bytes = 0;       // every chain's state and the shared accumulators
   uint64_t reader_bytes = 0;      // the training reader's share
   std::string step_rule;          // how the step was chosen, for config.json
+  // The preconditioner (diag): its levels, the range of M, the estimated largest eigenvalue
+  // of the preconditioned Hessian, and the training rows it read (counted in passes).
+  uint64_t precondition_levels = 0;
+  double precondition_m_min = 0, precondition_m_max = 0, precondition_lambda = 0;
+  uint64_t setup_rows = 0;
   std::string length_rule;        // how the run length was chosen
   // One stream per chain (a random order, not --share-batches), or one for all.
   bool own_streams = false;

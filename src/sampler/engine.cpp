@@ -28,6 +28,7 @@
 #include "sampler/pass_stream.hpp"
 #include "sampler/plan.hpp"
 #include "sampler/predictive.hpp"
+#include "sampler/preconditioner.hpp"
 #include "sampler/snapshot.hpp"
 
 namespace agld {
@@ -46,11 +47,12 @@ constexpr uint64_t kRangeGrain = 1 << 14;  // coordinates a task, for O(d) sweep
 class Engine {
  public:
   Engine(const Store& train, const Store* test, const ResolvedSample& run, MemoryPlan plan,
-         std::unique_ptr<model::Model> model)
+         std::unique_ptr<model::Model> model, sampler::Preconditioner pre)
       : train_(train),
         test_(test),
         run_(run),
         plan_(std::move(plan)),
+        pre_(std::move(pre)),
         model_(std::move(model)),
         arena_(run.options.threads ? static_cast<int>(run.options.threads) : tbb::task_arena::automatic),
         intercept_(run.options.intercept, static_cast<uint32_t>(run.dim - 1)),
@@ -131,6 +133,7 @@ class Engine {
   const Store* test_;
   ResolvedSample run_;
   MemoryPlan plan_;
+  sampler::Preconditioner pre_;  // its levels go once the chains have their own
   std::unique_ptr<model::Model> model_;
   tbb::task_arena arena_;
   sampler::Intercept intercept_, test_intercept_;
@@ -321,6 +324,8 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
   cfg.rows = run_.rows;
   cfg.dim = run_.dim;
   cfg.step = run_.step;
+  cfg.level_steps = pre_.level_steps;
+  cfg.level = pre_.level.empty() ? nullptr : pre_.level.data();
   cfg.prior_var = run_.options.prior_var;
   cfg.dense = run_.options.dense;
   cfg.model = model_.get();
@@ -329,6 +334,8 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
     auto snap = info->make({run_.rows, run_.dim, run_.refresh, run_.snapshot_batch, model_.get()});
     chains_.push_back(std::make_unique<Chain>(run_.options.chain_id + c, run_.options.seed, cfg, std::move(snap)));
   }
+  std::vector<uint8_t>().swap(pre_.level);
+  rows_read_ = run_.setup_rows;  // the preconditioner's reads count in the passes
   const StoreMeta& m = train_.meta();
   const uint64_t batch_nnz = run_.batch * ((m.nnz + m.rows - 1) / m.rows + 1);
   parallel_steps_ = batch_nnz * chains_.size() >= kParallelNnz && !chains_.front()->snapshot().full_batch();
@@ -438,13 +445,27 @@ void Engine::finish(bool stopped, SampleResult* out) {
   *out = std::move(r);
 }
 
-// Everything sample() needs before it starts: the resolved options and the memory plan
-// (resolve_sample() stops here).
+// Everything sample() needs before it starts: the resolved options, the preconditioner and
+// the memory plan (resolve_sample() stops here).
 Status prepare(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* r,
-               MemoryPlan* plan) {
+               MemoryPlan* plan, sampler::Preconditioner* pre) {
   Status st = sampler::resolve_options(train, test, options, r);
   if (!st.is_ok()) return st;
   auto model = model::find_model(r->options.model)->make(r->options);
+  if (r->options.precondition == "diag") {
+    st = sampler::make_preconditioner(train, *model, options.step.has_value(), r, pre);
+    if (!st.is_ok()) return st;
+    r->options.step = r->step;
+    r->precondition_levels = pre->level_steps.size();
+    r->precondition_m_min = pre->m_min;
+    r->precondition_m_max = pre->m_max;
+    r->precondition_lambda = pre->lambda;
+    r->setup_rows = pre->rows_read;
+    if (pre->stats_computed) {
+      r->warnings.push_back("note: --precondition diag read " + train.path() +
+                            " once for its per-feature statistics (counted in the passes)");
+    }
+  }
   const auto snap = sampler::find_snapshot(r->snapshot)->make({r->rows, r->dim, r->refresh, r->snapshot_batch, model.get()});
   return sampler::plan_memory(train, test, r, *snap, plan);
 }
@@ -453,16 +474,18 @@ Status prepare(const Store& train, const Store* test, const SampleOptions& optio
 
 Status resolve_sample(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* out) {
   MemoryPlan plan;
-  return prepare(train, test, options, out, &plan);
+  sampler::Preconditioner pre;
+  return prepare(train, test, options, out, &plan, &pre);
 }
 
 Status sample(const Store& train, const Store* test, const SampleOptions& options, SampleObserver& observer,
               SampleResult* out) {
   ResolvedSample r;
   MemoryPlan plan;
-  Status st = prepare(train, test, options, &r, &plan);
+  sampler::Preconditioner pre;
+  Status st = prepare(train, test, options, &r, &plan, &pre);
   if (!st.is_ok()) return st;
-  Engine engine(train, test, r, std::move(plan), model::find_model(r.options.model)->make(r.options));
+  Engine engine(train, test, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre));
   return engine.run(observer, out);
 }
 

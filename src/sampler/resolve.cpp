@@ -9,6 +9,7 @@
 #include "model/model.hpp"
 #include "sampler/method.hpp"
 #include "sampler/plan.hpp"
+#include "sampler/preconditioner.hpp"
 
 namespace agld::sampler {
 namespace {
@@ -89,6 +90,9 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   if (!(o.prior_var > 0)) return Status::invalid_argument("--prior-var must be positive");
   if (!(o.noise_var > 0) || !std::isfinite(o.noise_var)) return Status::invalid_argument("--noise-var must be positive and finite");
   if (o.chains == 0) return Status::invalid_argument("--chains must be at least 1");
+  if (o.precondition != "diag" && o.precondition != "none") {
+    return Status::invalid_argument("unknown --precondition '" + o.precondition + "' (known: diag, none)");
+  }
   if (o.chain_id == 0) return Status::invalid_argument("--chain-id must be at least 1 (chains are numbered from 1)");
   const uint64_t n_rows = m.rows;
   r.rows = n_rows;
@@ -153,6 +157,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
       reads.start = refresh_rows;
       reads.per_refresh = refresh_rows;
     }
+    if (o.precondition == "diag") reads.start += preconditioner_rows(train);
     const uint64_t by_passes = most_iterations(reads, static_cast<uint64_t>(kDefaultPasses * static_cast<double>(n_rows)));
     const uint64_t floor = std::min(kFloorIterations, most_iterations(reads, kFloorRows));
     r.iterations = std::max<uint64_t>({by_passes, floor, 1});

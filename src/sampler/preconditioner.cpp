@@ -1,0 +1,210 @@
+#include "sampler/preconditioner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "agld/feature_stats.hpp"
+#include "agld/reader.hpp"
+#include "common/mix.hpp"
+#include "sampler/plan.hpp"
+
+namespace agld::sampler {
+namespace {
+
+constexpr uint64_t kSampleRows = 65536;         // rows of the power iteration's sample, at most
+constexpr uint64_t kSampleNnz = uint64_t{1} << 22;  // and their nonzeros, at most
+constexpr int kPowerIterations = 60;
+// The estimate comes from a sample and from below (power iteration): eta = 1 / (kMargin lambda).
+constexpr double kMargin = 1.25;
+constexpr double kMinLevelRatio = 0.25;  // log2 of the factor between levels, at least
+
+// A sample of rows, its columns renumbered 0 .. cols - 1 and its values scaled by sqrt(M_j).
+struct Sample {
+  std::vector<uint64_t> offsets{0};
+  std::vector<uint32_t> local;
+  std::vector<double> values;
+  std::vector<uint32_t> cols;  // local -> coordinate
+  uint64_t rows() const { return offsets.size() - 1; }
+};
+
+Status read_sample(const Store& train, const ResolvedSample& r, const std::vector<float>& m, Sample* out,
+                   uint64_t* rows_read) {
+  const uint64_t want = std::min<uint64_t>(kSampleRows, train.meta().rows);
+  ReaderOptions o;
+  o.order = "br";  // whole chunks in a random order: a sample of the store, whatever its order
+  o.seed = mix64(r.options.seed ^ 0x9e3779b9u);
+  o.batch_size = static_cast<size_t>(std::min<uint64_t>(want, 4096));
+  o.memory = std::max(reader_min_memory(train, o), std::min<uint64_t>(r.options.memory / 4, uint64_t{256} << 20));
+  std::unique_ptr<Reader> reader;
+  Status st = Reader::open(train, o, &reader);
+  if (!st.is_ok()) return st;
+  std::vector<uint32_t> idx;
+  std::vector<double> val;
+  std::vector<uint64_t> offsets{0};
+  const bool intercept = r.options.intercept;
+  const uint32_t icpt = static_cast<uint32_t>(r.dim - 1);
+  uint64_t got = 0;
+  while (got < want && idx.size() < kSampleNnz) {
+    Batch b;
+    st = reader->next(&b);
+    if (!st.is_ok()) return st;
+    for (size_t i = 0; i < b.size() && got < want; ++i, ++got) {
+      const auto ri = b.row_indices(i);
+      const auto rv = b.row_values(i);
+      for (size_t e = 0; e < ri.size(); ++e) {
+        idx.push_back(ri[e]);
+        val.push_back(std::sqrt(static_cast<double>(m[ri[e]])) * rv[e]);
+      }
+      if (intercept) {
+        idx.push_back(icpt);
+        val.push_back(std::sqrt(static_cast<double>(m[icpt])));
+      }
+      offsets.push_back(idx.size());
+    }
+  }
+  *rows_read = got;
+  out->cols = idx;
+  std::sort(out->cols.begin(), out->cols.end());
+  out->cols.erase(std::unique(out->cols.begin(), out->cols.end()), out->cols.end());
+  out->local.resize(idx.size());
+  for (size_t e = 0; e < idx.size(); ++e) {
+    out->local[e] = static_cast<uint32_t>(std::lower_bound(out->cols.begin(), out->cols.end(), idx[e]) - out->cols.begin());
+  }
+  out->values = std::move(val);
+  out->offsets = std::move(offsets);
+  return Status::ok();
+}
+
+// lambda_max of M^1/2 (c (N/S) X_S' X_S + I/s2p) M^1/2 on the sample's columns, by power
+// iteration from a seeded start.
+double power_lambda(const Sample& s, const std::vector<float>& m, double c, double scale, double inv_s2p, uint64_t seed) {
+  const size_t k = s.cols.size();
+  if (k == 0) return 0;
+  std::vector<double> v(k), w(k);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01;
+  for (double& x : v) x = n01(rng);
+  double lambda = 0;
+  for (int it = 0; it < kPowerIterations; ++it) {
+    double norm = 0;
+    for (double x : v) norm += x * x;
+    norm = std::sqrt(norm);
+    if (!(norm > 0)) break;
+    for (double& x : v) x /= norm;
+    for (size_t j = 0; j < k; ++j) w[j] = static_cast<double>(m[s.cols[j]]) * inv_s2p * v[j];
+    for (uint64_t i = 0; i < s.rows(); ++i) {
+      double dot = 0;
+      for (uint64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) dot += s.values[e] * v[s.local[e]];
+      dot *= c * scale;
+      for (uint64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) w[s.local[e]] += dot * s.values[e];
+    }
+    double rq = 0;
+    for (size_t j = 0; j < k; ++j) rq += v[j] * w[j];
+    lambda = rq;
+    v.swap(w);
+  }
+  return lambda;
+}
+
+// The per-feature statistics from one sequential pass over the store's chunks (24 bytes a
+// feature and one decoded chunk). Until convert records them (include/agld/feature_stats.hpp:
+// scan_feature_stats reads them without a pass), every run pays this pass.
+Status stats_pass(const Store& store, const std::function<Status(const FeatureStatsBlock&)>& visit) {
+  const uint64_t d = store.meta().features;
+  std::vector<uint64_t> count(d);
+  std::vector<double> sum(d), mx(d);
+  DecodedChunk c;
+  for (size_t k = 0; k < store.chunk_count(); ++k) {
+    Status st = store.read_chunk(k, &c);
+    if (!st.is_ok()) return st;
+    const auto idx = c.indices();
+    const auto val = c.values();
+    for (size_t e = 0; e < idx.size(); ++e) {
+      const double v = c.has_values() ? static_cast<double>(val[e]) * val[e] : 1.0;
+      ++count[idx[e]];
+      sum[idx[e]] += v;
+      mx[idx[e]] = std::max(mx[idx[e]], v);
+    }
+  }
+  return visit(FeatureStatsBlock{0, count, sum, mx});
+}
+
+}  // namespace
+
+uint64_t preconditioner_rows(const Store& train) {
+  return std::min<uint64_t>(kSampleRows, train.meta().rows) + train.meta().rows;
+}
+
+Status make_preconditioner(const Store& train, const model::Model& model, bool step_given, ResolvedSample* r,
+                           Preconditioner* out) {
+  const StoreMeta& meta = train.meta();
+  const double n_rows = static_cast<double>(meta.rows);
+  const double c = model.curvature();
+  const double inv_s2p = std::isinf(r->options.prior_var) ? 0.0 : 1.0 / r->options.prior_var;
+  const double per_row = n_rows / static_cast<double>(r->batch);  // N / n
+  Preconditioner p;
+  // M_j = 1 / max(h_j, q_j); 0 marks a coordinate with neither data nor prior (set below).
+  std::vector<float> m(r->dim, 0.0f);
+  Status st = stats_pass(train, [&](const FeatureStatsBlock& b) {
+    for (size_t i = 0; i < b.count.size(); ++i) {
+      const double h = inv_s2p + c * b.sum_sq[i];
+      const double q = inv_s2p + c * per_row * b.max_sq[i];
+      const double dj = std::max(h, q);
+      m[b.first + i] = dj > 0 ? static_cast<float>(1.0 / dj) : 0.0f;
+    }
+    return Status::ok();
+  });
+  if (!st.is_ok()) return st;
+  p.stats_computed = true;
+  p.rows_read += meta.rows;
+  if (r->options.intercept) m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * std::max(n_rows, per_row)));
+  float m_max = 0, m_min = std::numeric_limits<float>::infinity();
+  for (float v : m) {
+    if (v > 0) {
+      m_max = std::max(m_max, v);
+      m_min = std::min(m_min, v);
+    }
+  }
+  if (!(m_max > 0)) m_max = m_min = 1;  // no data and a flat prior: nothing to precondition
+  for (float& v : m) {
+    if (!(v > 0)) v = m_max;  // a flat prior's coordinate in no row: a random walk at the largest step
+  }
+  p.m_min = m_min;
+  p.m_max = m_max;
+
+  Sample sample;
+  uint64_t sampled = 0;
+  st = read_sample(train, *r, m, &sample, &sampled);
+  if (!st.is_ok()) return st;
+  p.sample_rows = sampled;
+  p.rows_read += sampled;
+  const double lambda_data =
+      power_lambda(sample, m, c, n_rows / static_cast<double>(std::max<uint64_t>(sampled, 1)), inv_s2p,
+                   mix64(r->options.seed ^ 0x70e3u));
+  p.lambda = std::max({lambda_data, static_cast<double>(m_max) * inv_s2p, 1e-300});
+  if (!step_given) {
+    r->step = 1.0 / (kMargin * p.lambda);
+    r->step_rule = "1 / (1.25 lambda), lambda the largest eigenvalue of the preconditioned Hessian bound M^1/2 (c X'X + I/prior_var) M^1/2, by power iteration on " +
+                   std::to_string(sampled) + " sampled rows; M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)";
+  }
+
+  // Levels a factor 2^delta apart, M rounded down (a smaller step: never less stable).
+  const double range_log2 = std::log2(static_cast<double>(m_max) / static_cast<double>(m_min));
+  const double delta = std::max(kMinLevelRatio, range_log2 / 127.0);
+  p.level.resize(r->dim);
+  uint32_t top = 0;
+  for (uint64_t j = 0; j < r->dim; ++j) {
+    const double lv = std::ceil(std::log2(static_cast<double>(m_max) / static_cast<double>(m[j])) / delta - 1e-9);
+    const uint32_t l = static_cast<uint32_t>(std::clamp(lv, 0.0, 127.0));
+    p.level[j] = static_cast<uint8_t>(l);
+    top = std::max(top, l);
+  }
+  for (uint32_t l = 0; l <= top; ++l) p.level_steps.push_back(r->step * m_max * std::exp2(-delta * l));
+  *out = std::move(p);
+  return Status::ok();
+}
+
+}  // namespace agld::sampler
