@@ -28,7 +28,7 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
       cfg_(config),
       snap_(std::move(snapshot)),
       noise_(chain_seed(seed, id)),
-      state_(config.dim, levels(config), config.level_steps.empty() ? nullptr : config.level) {
+      state_(config.dim, levels(config), config.level) {
   if (snap_->has_aggregate()) a_.reset(cfg_.dim);
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
   draw_.chain = id;

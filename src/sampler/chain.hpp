@@ -24,7 +24,7 @@ struct ChainConfig {
   uint64_t dim = 0;       // d
   double step = 0;
   // Per-coordinate steps (a preconditioner): coordinate j steps with level_steps[level[j]].
-  // Empty: every coordinate steps with `step`.
+  // Empty (and level null): every coordinate steps with `step`.
   std::vector<double> level_steps;
   const uint8_t* level = nullptr;
   double prior_var = 1;

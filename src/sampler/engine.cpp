@@ -445,26 +445,17 @@ void Engine::finish(bool stopped, SampleResult* out) {
   *out = std::move(r);
 }
 
-// Everything sample() needs before it starts: the resolved options, the preconditioner and
-// the memory plan (resolve_sample() stops here).
+// Everything sample() needs before it starts: the resolved options, the preconditioner (pre;
+// null: not built, as resolve_sample() checks the options without reading the data) and the
+// memory plan.
 Status prepare(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* r,
                MemoryPlan* plan, sampler::Preconditioner* pre) {
   Status st = sampler::resolve_options(train, test, options, r);
   if (!st.is_ok()) return st;
   auto model = model::find_model(r->options.model)->make(r->options);
-  if (r->options.precondition == "diag") {
+  if (pre && r->options.precondition == "diag") {
     st = sampler::make_preconditioner(train, *model, options.step.has_value(), r, pre);
     if (!st.is_ok()) return st;
-    r->options.step = r->step;
-    r->precondition_levels = pre->level_steps.size();
-    r->precondition_m_min = pre->m_min;
-    r->precondition_m_max = pre->m_max;
-    r->precondition_lambda = pre->lambda;
-    r->setup_rows = pre->rows_read;
-    if (pre->stats_computed) {
-      r->warnings.push_back("note: --precondition diag read " + train.path() +
-                            " once for its per-feature statistics (counted in the passes)");
-    }
   }
   const auto snap = sampler::find_snapshot(r->snapshot)->make({r->rows, r->dim, r->refresh, r->snapshot_batch, model.get()});
   return sampler::plan_memory(train, test, r, *snap, plan);
@@ -474,8 +465,7 @@ Status prepare(const Store& train, const Store* test, const SampleOptions& optio
 
 Status resolve_sample(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* out) {
   MemoryPlan plan;
-  sampler::Preconditioner pre;
-  return prepare(train, test, options, out, &plan, &pre);
+  return prepare(train, test, options, out, &plan, nullptr);
 }
 
 Status sample(const Store& train, const Store* test, const SampleOptions& options, SampleObserver& observer,

@@ -9,6 +9,7 @@
 #include "agld/feature_stats.hpp"
 #include "agld/reader.hpp"
 #include "common/mix.hpp"
+#include "sampler/lazy_state.hpp"
 #include "sampler/plan.hpp"
 
 namespace agld::sampler {
@@ -158,8 +159,6 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     return Status::ok();
   });
   if (!st.is_ok()) return st;
-  p.stats_computed = true;
-  p.rows_read += meta.rows;
   if (r->options.intercept) m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * std::max(n_rows, per_row)));
   float m_max = 0, m_min = std::numeric_limits<float>::infinity();
   for (float v : m) {
@@ -172,37 +171,40 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   for (float& v : m) {
     if (!(v > 0)) v = m_max;  // a flat prior's coordinate in no row: a random walk at the largest step
   }
-  p.m_min = m_min;
-  p.m_max = m_max;
 
   Sample sample;
   uint64_t sampled = 0;
   st = read_sample(train, *r, m, &sample, &sampled);
   if (!st.is_ok()) return st;
-  p.sample_rows = sampled;
-  p.rows_read += sampled;
   const double lambda_data =
       power_lambda(sample, m, c, n_rows / static_cast<double>(std::max<uint64_t>(sampled, 1)), inv_s2p,
                    mix64(r->options.seed ^ 0x70e3u));
-  p.lambda = std::max({lambda_data, static_cast<double>(m_max) * inv_s2p, 1e-300});
+  const double lambda = std::max({lambda_data, static_cast<double>(m_max) * inv_s2p, 1e-300});
   if (!step_given) {
-    r->step = 1.0 / (kMargin * p.lambda);
+    r->step = 1.0 / (kMargin * lambda);
     r->step_rule = "1 / (1.25 lambda), lambda the largest eigenvalue of the preconditioned Hessian bound M^1/2 (c X'X + I/prior_var) M^1/2, by power iteration on " +
                    std::to_string(sampled) + " sampled rows; M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)";
   }
 
   // Levels a factor 2^delta apart, M rounded down (a smaller step: never less stable).
+  constexpr double kTop = static_cast<double>(LazyState::kMaxLevels - 1);
   const double range_log2 = std::log2(static_cast<double>(m_max) / static_cast<double>(m_min));
-  const double delta = std::max(kMinLevelRatio, range_log2 / 127.0);
+  const double delta = std::max(kMinLevelRatio, range_log2 / kTop);
   p.level.resize(r->dim);
   uint32_t top = 0;
   for (uint64_t j = 0; j < r->dim; ++j) {
     const double lv = std::ceil(std::log2(static_cast<double>(m_max) / static_cast<double>(m[j])) / delta - 1e-9);
-    const uint32_t l = static_cast<uint32_t>(std::clamp(lv, 0.0, 127.0));
+    const uint32_t l = static_cast<uint32_t>(std::clamp(lv, 0.0, kTop));
     p.level[j] = static_cast<uint8_t>(l);
     top = std::max(top, l);
   }
   for (uint32_t l = 0; l <= top; ++l) p.level_steps.push_back(r->step * m_max * std::exp2(-delta * l));
+  r->options.step = r->step;
+  r->precondition_levels = p.level_steps.size();
+  r->precondition_m_min = m_min;
+  r->precondition_m_max = m_max;
+  r->precondition_lambda = lambda;
+  r->setup_rows = meta.rows + sampled;  // the statistics' pass and the sample
   *out = std::move(p);
   return Status::ok();
 }

@@ -6,8 +6,8 @@
 //     h_j = 1/s2p + c sum_i x_ij^2          (the curvature of U along j, c bounding l'')
 //     q_j = 1/s2p + c (N/n) max_i x_ij^2    (what one row brings to a minibatch estimate)
 // so that every diagonal entry of the preconditioned Hessian M^1/2 H M^1/2 is at most 1 and
-// no single row can make a coordinate's step unstable. The default eta is 1 / lambda, lambda
-// the largest eigenvalue of M^1/2 H M^1/2 estimated by power iteration on a sample of rows.
+// no single row can make a coordinate's step unstable. The default eta is 1 / (1.25 lambda),
+// lambda the largest eigenvalue of M^1/2 H M^1/2 estimated by power iteration on a sample of rows.
 // M is quantized down to levels a constant factor apart (sampler/lazy_state.hpp), which is
 // still a diagonal preconditioner: the dynamics stays exact for it.
 // Internal to the sampler layer.
@@ -26,18 +26,14 @@ namespace agld::sampler {
 struct Preconditioner {
   std::vector<double> level_steps;  // eta M of each level, level 0 the largest
   std::vector<uint8_t> level;       // each coordinate's level (d)
-  double lambda = 0;                // the estimate of lambda_max(M^1/2 H M^1/2)
-  double m_min = 0, m_max = 0;      // the range of M before quantizing
-  uint64_t sample_rows = 0;         // rows of the power iteration's sample
-  uint64_t rows_read = 0;           // training rows read to build it (sample, and stats pass)
-  bool stats_computed = false;      // a pass over the store computed the statistics
 };
 
 // Rows make_preconditioner reads: its sample, and a pass for the per-feature statistics.
 uint64_t preconditioner_rows(const Store& train);
 
 // Builds the preconditioner for the run r: its step is r->step if the user gave it (in M's
-// metric), else the default, written back with its rule. Reads the per-feature statistics and a sample of rows.
+// metric), else the default, written back with its rule, and r gets its figures (levels, M's
+// range, lambda, the rows read). Reads the per-feature statistics and a sample of rows.
 Status make_preconditioner(const Store& train, const model::Model& model, bool step_given, ResolvedSample* r,
                            Preconditioner* out);
 

@@ -191,6 +191,10 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     }
   }
 
+  if (o.precondition == "diag") {
+    r.warnings.push_back("note: --precondition diag reads " + train.path() +
+                         " once for its per-feature statistics (counted in the passes)");
+  }
   if ((r.access == "ca" || r.access == "br") && !rows_shuffled(m)) {
     r.warnings.push_back(
         "the rows of " + train.path() + " are in their source order (converted with --keep-order, or by an agld "
