@@ -35,9 +35,15 @@ bool has_feature_stats(const Store& store);
 
 // Calls visit with consecutive blocks that cover features 0 .. meta().features - 1 in order,
 // each of at most max_block features, and stops at visit's first error. Memory: a block's
-// arrays when the statistics are stored; the d-long accumulators of one pass (24 bytes a
+// arrays when the statistics are stored; the d-long accumulators of one pass (16 bytes a
 // feature) when they must be computed. A record that fails its checks is an error naming the
 // store, never a crash. source (if given) says where they came from.
+//
+// Every block but the last has exactly max_block features (the spans are valid during the
+// call only). Stored and computed statistics are the same bits: both are summed row after
+// row in the stored order (docs/format.md, "Feature statistics"). A damaged record is an
+// error (Status::Code::kCorruption), not a reason to compute them instead. max_block 0 is
+// an invalid argument.
 Status scan_feature_stats(const Store& store, const std::function<Status(const FeatureStatsBlock&)>& visit,
                           FeatureStatsSource* source = nullptr, uint64_t max_block = uint64_t{1} << 20);
 

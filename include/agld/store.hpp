@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -17,6 +18,9 @@
 namespace agld {
 
 inline constexpr uint32_t kFormatVersion = 1;
+// The metadata's format_minor: additions a version-1 reader of an older minor reads past
+// (docs/format.md). 1: the metadata region may end with the feature statistics.
+inline constexpr uint32_t kFormatMinor = 1;
 
 // Persistent values: never renumber.
 enum class Codec : uint8_t { kNone = 0, kZstd = 1 };
@@ -75,6 +79,7 @@ struct StoreOptions {
 };
 
 struct StoreMeta {
+  uint32_t format_minor = 0;  // as read (0: written before the key); a writer writes kFormatMinor
   uint64_t rows = 0;
   uint64_t features = 0;
   uint64_t nnz = 0;
@@ -179,6 +184,17 @@ class DecodedChunk {
   const float* values_ = nullptr;
 };
 
+// Where a store's per-feature statistics are (docs/format.md, "Feature statistics"), as
+// Store::open found them; read them with scan_feature_stats (agld/feature_stats.hpp).
+struct FeatureStatsSection {
+  uint64_t offset = 0;        // of block 0
+  uint64_t table_offset = 0;  // of the block table, block_count entries of 16 bytes
+  uint64_t features = 0;
+  uint32_t block_features = 0, block_count = 0;
+  uint32_t table_crc = 0;
+  Codec codec = Codec::kZstd;
+};
+
 class Store {
  public:
   // Opens and validates a store: footer, metadata, chunk index (docs/format.md). Chunks
@@ -205,11 +221,22 @@ class Store {
 
   const ReadableFile& file() const { return *file_; }
 
+  // The feature statistics section, if the store has one.
+  const std::optional<FeatureStatsSection>& feature_stats_section() const { return stats_; }
+  // Checks the footer's CRC of the whole metadata region. open() checks it for a store
+  // without feature statistics; with them it checks the JSON text by its own CRC and leaves
+  // the section to scan_feature_stats, so that opening reads no statistics (`info --verify`
+  // checks this too).
+  Status verify_metadata_region() const;
+
  private:
   Store() = default;
   std::unique_ptr<ReadableFile> file_;
   StoreMeta meta_;
   std::vector<ChunkInfo> chunks_;
+  std::optional<FeatureStatsSection> stats_;
+  uint64_t meta_offset_ = 0, meta_size_ = 0;
+  uint32_t meta_crc_ = 0;
 };
 
 struct ChunkCodec {
@@ -239,6 +266,14 @@ struct EncodedChunk {
 Status encode_chunk(const SparseRows& rows, size_t r0, size_t r1, const ChunkCodec& codec,
                     EncodedChunk* out);
 
+// Fills the statistics of features first .. first + n - 1 for StoreWriter to record: the rows
+// where each is stored, the sum of its squared values and its largest |value| (0 for a
+// feature in no row).
+using FeatureStatsFill = std::function<void(uint64_t first, uint64_t n, uint64_t* count,
+                                            double* sum_sq, float* max_abs)>;
+// Features a block of the statistics section holds (its raw size: 20 bytes a feature).
+inline constexpr uint32_t kFeatureStatsBlockFeatures = 65536;
+
 // Writes a store: chunks in row order, then finish() with the metadata. Nothing appears at
 // the path unless finish() succeeds.
 class StoreWriter {
@@ -250,6 +285,14 @@ class StoreWriter {
   uint64_t rows() const { return rows_; }
   uint64_t nnz() const { return nnz_; }
   uint64_t bytes_written() const;
+  // Records per-feature statistics in the store (docs/format.md, "Feature statistics"):
+  // finish() calls fill for blocks of block_features features in order, 0 .. meta.features
+  // - 1, and writes each as it comes. Without it the store has none (readers compute them).
+  void record_feature_stats(FeatureStatsFill fill,
+                            uint32_t block_features = kFeatureStatsBlockFeatures) {
+    stats_fill_ = std::move(fill);
+    stats_block_ = block_features;
+  }
   // Writes metadata, index and footer, then commits. meta.rows and meta.nnz are filled in
   // from the chunks written.
   Status finish(StoreMeta meta);
@@ -266,6 +309,8 @@ class StoreWriter {
   uint64_t nnz_ = 0;
   uint64_t offset_ = 0;
   bool finished_ = false;
+  FeatureStatsFill stats_fill_;
+  uint32_t stats_block_ = kFeatureStatsBlockFeatures;
 };
 
 }  // namespace agld

@@ -87,6 +87,7 @@ ChunkInfo decode_index_entry(const std::byte* in) {
 std::string encode_meta(const StoreMeta& m) {
   json j;
   j["format_version"] = kFormatVersion;
+  j["format_minor"] = kFormatMinor;
   j["rows"] = m.rows;
   j["features"] = m.features;
   j["nnz"] = m.nnz;
@@ -144,6 +145,8 @@ Status decode_meta(const std::string& text, StoreMeta* m) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return Status::corruption("metadata: not a JSON object");
   try {
+    m->format_minor = 0;
+    read_opt(j, "format_minor", &m->format_minor);
     m->rows = j.at("rows").get<uint64_t>();
     m->features = j.at("features").get<uint64_t>();
     m->nnz = j.at("nnz").get<uint64_t>();

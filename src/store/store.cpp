@@ -15,6 +15,7 @@
 
 #include "store/crc32c.hpp"
 #include "store/kernels.hpp"
+#include "store/feature_stats_format.hpp"
 #include "store/format.hpp"
 
 namespace agld {
@@ -130,19 +131,76 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
                                    std::to_string(ft.chunk_count) + " chunks, file " +
                                    std::to_string(size) + " bytes)"));
   }
+  s->meta_offset_ = ft.meta_offset;
+  s->meta_size_ = ft.meta_size;
+  s->meta_crc_ = ft.meta_crc;
+  // The metadata region: the JSON text alone, or (docs/format.md, "Feature statistics") the
+  // text, a NUL and the feature statistics, whose trailer ends the region and holds the
+  // text's own CRC. Then only the text is read here, not the statistics.
+  ByteSpan trailer_bytes;
+  const bool has_trailer = ft.meta_size >= format::kStatsTrailerSize + 1;
+  if (has_trailer) {
+    AGLD_RETURN_IF_ERROR(f.view(ft.index_offset - format::kStatsTrailerSize,
+                                format::kStatsTrailerSize, &trailer_bytes));
+  }
+  uint64_t json_size = ft.meta_size;
+  format::StatsTrailer trailer;
+  const bool with_stats = has_trailer && format::has_stats_magic(trailer_bytes.data());
+  if (with_stats) {
+    st = format::decode_stats_trailer(trailer_bytes.data(), &trailer);
+    if (!st.is_ok()) return fail(Status::corruption("metadata: " + st.message()));
+    if (trailer.json_size > ft.meta_size - format::kStatsTrailerSize - 1) {
+      return fail(Status::corruption("metadata: feature statistics trailer: the JSON text's size " +
+                                     std::to_string(trailer.json_size) + " is past the region"));
+    }
+    json_size = trailer.json_size;
+  }
   ByteSpan meta_bytes, index_bytes;
-  AGLD_RETURN_IF_ERROR(f.view(ft.meta_offset, ft.meta_size, &meta_bytes));
+  AGLD_RETURN_IF_ERROR(f.view(ft.meta_offset, with_stats ? json_size + 1 : ft.meta_size, &meta_bytes));
   AGLD_RETURN_IF_ERROR(f.view(ft.index_offset, ft.chunk_count * kIndexEntrySize, &index_bytes));
-  if (crc32c::value(meta_bytes.data(), meta_bytes.size()) != ft.meta_crc) {
+  const uint32_t meta_crc = with_stats ? trailer.json_crc : ft.meta_crc;
+  if (crc32c::value(meta_bytes.data(), json_size) != meta_crc) {
     return fail(Status::corruption("metadata: checksum mismatch"));
+  }
+  if (with_stats && meta_bytes[json_size] != std::byte{0}) {
+    return fail(Status::corruption("metadata: no NUL after the JSON text"));
   }
   if (crc32c::value(index_bytes.data(), index_bytes.size()) != ft.index_crc) {
     return fail(Status::corruption("chunk index: checksum mismatch"));
   }
-  st = format::decode_meta(
-      std::string(reinterpret_cast<const char*>(meta_bytes.data()), meta_bytes.size()), &s->meta_);
+  st = format::decode_meta(std::string(reinterpret_cast<const char*>(meta_bytes.data()), json_size),
+                           &s->meta_);
   if (!st.is_ok()) return fail(st);
   const StoreMeta& m = s->meta_;
+  if (with_stats && trailer.version == format::kStatsVersion) {
+    // The section's layout, from the trailer: blocks from after the NUL to the table, which
+    // ends at the trailer. Blocks and table are checked when they are read.
+    FeatureStatsSection sec;
+    sec.offset = ft.meta_offset + json_size + 1;
+    sec.features = trailer.features;
+    sec.block_features = trailer.block_features;
+    sec.block_count = trailer.block_count;
+    sec.table_crc = trailer.table_crc;
+    sec.codec = static_cast<Codec>(trailer.codec);
+    const uint64_t table_bytes = uint64_t{trailer.block_count} * format::kStatsEntrySize;
+    const uint64_t room = ft.meta_size - format::kStatsTrailerSize - (json_size + 1);
+    std::string why;
+    if (trailer.features != m.features) {
+      why = "statistics of " + std::to_string(trailer.features) + " features, metadata says " +
+            std::to_string(m.features);
+    } else if (trailer.block_features == 0 ||
+               trailer.block_count != format::stats_block_count(m.features, trailer.block_features)) {
+      why = std::to_string(trailer.block_count) + " blocks of " +
+            std::to_string(trailer.block_features) + " features";
+    } else if (sec.codec != Codec::kNone && sec.codec != Codec::kZstd) {
+      why = "unknown codec " + std::to_string(trailer.codec);
+    } else if (table_bytes > room) {
+      why = "block table past the region";
+    }
+    if (!why.empty()) return fail(Status::corruption("metadata: feature statistics trailer: " + why));
+    sec.table_offset = ft.index_offset - format::kStatsTrailerSize - table_bytes;
+    s->stats_ = sec;
+  }
   if (m.features > (uint64_t{1} << 32)) {
     return fail(Status::corruption("metadata: features " + std::to_string(m.features) +
                                    " exceeds the format's 32-bit indices"));
@@ -198,6 +256,16 @@ Status Store::open(const std::string& path, std::unique_ptr<Store>* out, FileSys
                                    std::to_string(m.nnz)));
   }
   *out = std::move(s);
+  return Status::ok();
+}
+
+Status Store::verify_metadata_region() const {
+  ByteSpan region;
+  AGLD_RETURN_IF_ERROR(file_->view(meta_offset_, meta_size_, &region));
+  if (crc32c::value(region.data(), region.size()) != meta_crc_) {
+    return Status::corruption(path() + ": metadata: checksum mismatch (the footer's, over the " +
+                              "whole region)");
+  }
   return Status::ok();
 }
 
@@ -921,13 +989,27 @@ Status StoreWriter::finish_uncommitted(StoreMeta meta) {
   format::Footer ft;
   ft.meta_offset = offset_;
   ft.meta_size = text.size();
-  ft.index_offset = offset_ + text.size();
   ft.chunk_count = chunks_.size();
   ft.meta_crc = crc32c::value(text.data(), text.size());
   ft.index_crc = crc32c::value(index.data(), index.size());
+  AGLD_RETURN_IF_ERROR(file_->append(std::as_bytes(std::span(text.data(), text.size()))));
+  if (stats_fill_) {
+    // The text, a NUL that ends it for every reader, then the statistics, written as they
+    // are filled; the footer's CRC covers the whole region.
+    const uint32_t json_crc = ft.meta_crc;
+    const std::byte nul{0};
+    AGLD_RETURN_IF_ERROR(file_->append(ByteSpan(&nul, 1)));
+    ft.meta_crc = crc32c::extend(ft.meta_crc, &nul, 1);
+    ft.meta_size += 1;
+    const bool none = meta.options.compression == "none";
+    AGLD_RETURN_IF_ERROR(format::append_stats_section(
+        file_.get(), stats_fill_, meta.features, stats_block_, none ? Codec::kNone : Codec::kZstd,
+        none ? 1 : meta.options.level, offset_ + ft.meta_size, text.size(), json_crc, &ft.meta_crc,
+        &ft.meta_size));
+  }
+  ft.index_offset = offset_ + ft.meta_size;
   std::byte footer[kFooterSize];
   format::encode_footer(ft, footer);
-  AGLD_RETURN_IF_ERROR(file_->append(std::as_bytes(std::span(text.data(), text.size()))));
   AGLD_RETURN_IF_ERROR(file_->append(index));
   AGLD_RETURN_IF_ERROR(file_->append(footer));
   return Status::ok();

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "agld/convert.hpp"
+#include "agld/feature_stats.hpp"
 #include "agld/store.hpp"
 #include "fault_fs.hpp"
 #include "store/crc32c.hpp"
@@ -72,10 +73,14 @@ void write_bytes(const std::string& path, const std::vector<std::byte>& b) {
   write_bytes(path, b, b.size());
 }
 
-// Where things are in a (good) store's bytes, decoded independently of the reader.
+// Where things are in a (good) store's bytes, decoded independently of the reader. With
+// feature statistics, the metadata region holds the JSON text and its NUL up to stats_begin,
+// then the statistics' blocks and table up to stats_end, then their trailer.
 struct Layout {
   uint64_t size = 0, meta_offset = 0, meta_size = 0, index_offset = 0, chunk_count = 0;
   std::vector<uint64_t> chunk_offset, chunk_size;
+  bool stats = false;
+  uint64_t stats_begin = 0, stats_end = 0;
 };
 
 Layout layout_of(const std::vector<std::byte>& b) {
@@ -90,6 +95,12 @@ Layout layout_of(const std::vector<std::byte>& b) {
     const std::byte* e = b.data() + l.index_offset + k * kEntry;
     l.chunk_offset.push_back(format::get<uint64_t>(e + 0));
     l.chunk_size.push_back(format::get<uint32_t>(e + 16));
+  }
+  const std::byte* trailer = b.data() + l.index_offset - 64;
+  if (l.meta_size > 64 && format::get<uint64_t>(trailer + 56) == 0x31545346444C4741ull) {
+    l.stats = true;
+    l.stats_begin = l.meta_offset + format::get<uint64_t>(trailer + 0) + 1;
+    l.stats_end = l.index_offset - 64;
   }
   return l;
 }
@@ -108,13 +119,14 @@ int chunk_at(const Layout& l, uint64_t off) {
 std::string region_word(const Layout& l, uint64_t off) {
   if (off < kHeader) return "header";
   if (int k = chunk_at(l, off); k >= 0) return "chunk " + std::to_string(k) + " (";
+  if (l.stats && off >= l.stats_begin && off < l.stats_end) return "feature statistics";
   if (off >= l.meta_offset && off < l.meta_offset + l.meta_size) return "metadata";
   if (off >= l.index_offset && off < l.size - kFooter) return "chunk index";
   return "footer";
 }
 
-// Opens the store and reads every chunk in order; stops at the first failure and says
-// where (-1: at open).
+// Opens the store, reads every chunk in order, then its feature statistics if it has them;
+// stops at the first failure and says where (-1: at open or in the statistics).
 Status open_and_read_all(const std::string& path, FileSystem& fs, int* failed_chunk,
                          size_t* chunks = nullptr) {
   *failed_chunk = -1;
@@ -129,7 +141,8 @@ Status open_and_read_all(const std::string& path, FileSystem& fs, int* failed_ch
       return st;
     }
   }
-  return Status::ok();
+  if (!has_feature_stats(*s)) return Status::ok();
+  return scan_feature_stats(*s, [](const FeatureStatsBlock&) { return Status::ok(); }, nullptr, 7);
 }
 
 // Problems with one damaged copy, or "" when it was reported as it should be.
@@ -243,11 +256,13 @@ void check_truncations(const std::string& path, size_t stride, size_t real_strid
   EXPECT_EQ(bad, 0u);
 }
 
-// A store written by StoreWriter, with several chunks.
+// A store written by StoreWriter, with several chunks, and with feature statistics in
+// blocks of 64 features (300 features: 5 blocks) or none.
 struct SmallStore {
   const char* name;
   Codec codec;
   bool binary_values;
+  bool stats = false;
 };
 
 void PrintTo(const SmallStore& s, std::ostream* os) { *os << s.name; }
@@ -257,7 +272,15 @@ class StoreCorruption : public ::testing::TestWithParam<SmallStore> {
   void SetUp() override {
     path_ = dir_.file(std::string(GetParam().name) + ".agld");
     SparseRows rows = small_matrix(90, GetParam().binary_values, 17);
-    write_store(path_, rows, 20, GetParam().codec, 300);
+    if (GetParam().stats) {
+      StoreMeta m = binary_meta(300);
+      m.options.compression = GetParam().codec == Codec::kNone ? "none" : "zstd";
+      Status st = test::write_store_with_stats(path_, rows, 20, ChunkCodec{GetParam().codec}, m, 64);
+      ASSERT_TRUE(st.is_ok()) << st.to_string();
+      ASSERT_TRUE(layout_of(bytes_of(path_)).stats);
+    } else {
+      write_store(path_, rows, 20, GetParam().codec, 300);
+    }
   }
   TempDir dir_;
   std::string path_;
@@ -311,7 +334,9 @@ INSTANTIATE_TEST_SUITE_P(Kinds, StoreCorruption,
                          ::testing::Values(SmallStore{"zstd_values", Codec::kZstd, false},
                                            SmallStore{"zstd_ones", Codec::kZstd, true},
                                            SmallStore{"none_values", Codec::kNone, false},
-                                           SmallStore{"none_ones", Codec::kNone, true}),
+                                           SmallStore{"none_ones", Codec::kNone, true},
+                                           SmallStore{"zstd_stats", Codec::kZstd, false, true},
+                                           SmallStore{"none_stats", Codec::kNone, false, true}),
                          [](const auto& p) { return std::string(p.param.name); });
 
 // A store converted from LIBSVM text by agld::convert, large enough that only a stride of

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -123,6 +125,45 @@ Status write_store(const std::string& path, const SparseRows& rows, size_t chunk
   m.features = features;
   m.label_kind = LabelKind::kReal;
   return write_store(path, rows, chunk_rows, codec, m);
+}
+
+BruteFeatureStats brute_feature_stats(const SparseRows& rows, uint64_t features) {
+  BruteFeatureStats b;
+  b.count.assign(features, 0);
+  b.sum_sq.assign(features, 0.0);
+  b.max_abs.assign(features, 0.0f);
+  for (size_t r = 0; r < rows.rows(); ++r) {
+    auto idx = rows.row_indices(r);
+    auto val = rows.row_values(r);
+    for (size_t p = 0; p < idx.size(); ++p) {
+      const uint32_t j = idx[p];
+      b.count[j] += 1;
+      b.sum_sq[j] += static_cast<double>(val[p]) * static_cast<double>(val[p]);
+      b.max_abs[j] = std::max(b.max_abs[j], std::abs(val[p]));
+    }
+  }
+  return b;
+}
+
+Status write_store_with_stats(const std::string& path, const SparseRows& rows, size_t chunk_rows,
+                              const ChunkCodec& codec, const StoreMeta& meta,
+                              uint32_t block_features) {
+  auto stats = std::make_shared<BruteFeatureStats>(brute_feature_stats(rows, meta.features));
+  std::unique_ptr<StoreWriter> w;
+  AGLD_RETURN_IF_ERROR(StoreWriter::create(path, &w));
+  for (size_t r = 0; r < rows.rows(); r += chunk_rows) {
+    EncodedChunk c;
+    AGLD_RETURN_IF_ERROR(encode_chunk(rows, r, std::min(rows.rows(), r + chunk_rows), codec, &c));
+    AGLD_RETURN_IF_ERROR(w->add_chunk(c));
+  }
+  w->record_feature_stats(
+      [stats](uint64_t first, uint64_t n, uint64_t* count, double* sum_sq, float* max_abs) {
+        std::copy_n(stats->count.begin() + static_cast<std::ptrdiff_t>(first), n, count);
+        std::copy_n(stats->sum_sq.begin() + static_cast<std::ptrdiff_t>(first), n, sum_sq);
+        std::copy_n(stats->max_abs.begin() + static_cast<std::ptrdiff_t>(first), n, max_abs);
+      },
+      block_features);
+  return w->finish(meta);
 }
 
 std::string to_libsvm(const SparseRows& rows) {

@@ -72,6 +72,20 @@ Status write_store(const std::string& path, const SparseRows& rows, size_t chunk
 Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
                    const ChunkCodec& codec, uint64_t features);
 
+// The per-feature statistics of rows by brute force, row after row: for each of d features
+// the entries where it is stored, the sum of double(x)^2 over them and the largest |x|.
+struct BruteFeatureStats {
+  std::vector<uint64_t> count;
+  std::vector<double> sum_sq;
+  std::vector<float> max_abs;
+};
+BruteFeatureStats brute_feature_stats(const SparseRows& rows, uint64_t features);
+// write_store that records rows' statistics (brute_feature_stats, in blocks of
+// block_features): what `agld convert` writes.
+Status write_store_with_stats(const std::string& path, const SparseRows& rows, size_t chunk_rows,
+                              const ChunkCodec& codec, const StoreMeta& meta,
+                              uint32_t block_features);
+
 // LIBSVM text (1-based indices) for rows, shortest round-trip formatting.
 std::string to_libsvm(const SparseRows& rows);
 
