@@ -82,6 +82,7 @@ int run_convert(ConvertArgs& a) {
                      {"shuffle_runs", rep.shuffle_runs},
                      {"shuffle_merges", rep.shuffle_merges},
                      {"shuffle_disk_bytes", rep.shuffle_disk_bytes},
+                     {"feature_stats_bytes", rep.feature_stats_bytes},
                      {"seconds", rep.seconds},
                      {"text_mb_per_s", static_cast<double>(rep.text_bytes) / 1e6 / rep.seconds}};
     std::cout << j.dump(2) << std::endl;
@@ -138,8 +139,9 @@ void add_convert(Cli& cli) {
   c->add_flag("--shuffle", a->shuffle, "the default, accepted for old scripts (a no-op)");
   c->add_option("--seed", a->opt.seed, "seed of the shuffle and of --test-fraction")->default_val(0);
   c->add_option("--memory", a->memory,
-                "memory bound for the shuffle, at least 64M (e.g. 512M, 8G); beyond it rows "
-                "spill to temporary files")
+                "memory bound for the shuffle and the per-feature statistics (16 bytes a "
+                "feature, counted in when --features is given), at least 64M (e.g. 512M, 8G); "
+                "beyond it rows spill to temporary files")
       ->check(size_validator())
       ->default_val(a->memory);
   c->add_option("--temp-dir", a->opt.temp_dir,

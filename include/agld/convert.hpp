@@ -60,6 +60,9 @@ struct ConvertReport {
   uint64_t shuffle_runs = 0;        // sorted runs spilled to disk by the shuffle
   uint64_t shuffle_merges = 0;      // runs merged into larger ones before the last merge
   uint64_t shuffle_disk_bytes = 0;  // the most bytes its runs held on disk at once, by output, summed
+  // Memory of the per-feature statistics at their peak: 16 bytes a feature, for every output
+  // at once when the order is kept, one at a time when shuffled.
+  uint64_t feature_stats_bytes = 0;
   double seconds = 0;
 };
 

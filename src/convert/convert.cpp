@@ -5,8 +5,10 @@
 // Reading cuts the text into blocks of whole lines; parsing turns a block into rows;
 // assembling checks labels, gathers statistics, splits rows between the train and test
 // outputs and cuts them into chunks (or hands them to the shuffler); encoding compresses
-// and checksums chunks; writing appends them in order. Memory is bounded by the number of
-// blocks in flight, whatever the input's size.
+// and checksums chunks; writing appends them in order and counts their features (the
+// per-feature statistics, in the order the rows are stored). Memory is bounded by the
+// number of blocks in flight, whatever the input's size, and the statistics' 16 bytes a
+// feature.
 #include "agld/convert.hpp"
 
 #include <fmt/format.h>
@@ -29,6 +31,7 @@
 #include "convert/libsvm.hpp"
 #include "common/mix.hpp"
 #include "convert/shuffle.hpp"
+#include "store/feature_accumulator.hpp"
 
 namespace agld {
 namespace {
@@ -138,6 +141,9 @@ struct Sink {
   double label_min = INFINITY, label_max = -INFINITY, label_sum = 0;
   double sq_max = 0, sq_sum = 0;
   uint64_t empty_rows = 0, rows = 0;
+  // Per-feature statistics of the rows written, in the order written (docs/format.md,
+  // "Feature statistics"): the same sums as a pass over the store would make.
+  FeatureAccumulator features;
 };
 
 class Converter {
@@ -158,6 +164,7 @@ class Converter {
   void route_rows(Work* w, int sink, const SparseRows& src, size_t r0, size_t r1);
   void seal(Work* w, int sink);
   Status write(Work* w);
+  Status add_chunk(Sink& s, const Sealed& c);
   Status drain_shuffler(int sink);
   Status finish();
   void report_progress(bool force);
@@ -170,6 +177,8 @@ class Converter {
   ChunkCodec codec_;
   ParseOptions parse_opt_;
   uint64_t threads_ = 1;
+  uint64_t shuffle_memory_ = 0;  // all shuffles' share of --memory
+  uint64_t drain_bytes_ = 0;     // what a drain holds in flight, besides its shuffle's buffers
 
   // Reading state (read stage only).
   std::vector<SourceInfo> sources_;
@@ -309,8 +318,30 @@ Status Converter::open_sinks() {
   }
   // What the pipeline holds in flight, kept out of the shuffle's share of --memory.
   const uint64_t pipeline = (2 * threads_ + 2) * 4 * kBlockBytes;
-  const uint64_t shuffle_memory = opt_.memory > pipeline + (32 << 20) ? opt_.memory - pipeline : (32 << 20);
+  uint64_t shuffle_memory = opt_.memory > pipeline + (32 << 20) ? opt_.memory - pipeline : (32 << 20);
+  // The per-feature statistics, 16 bytes a feature and output, count against --memory too.
+  // Kept in order, every output's are made while the pipeline runs; shuffled, one output's
+  // at a time while its rows come out of the shuffle (which then holds at most half its
+  // memory, its buffer or a merge's), along with the chunks the drain has in flight. With
+  // d known (--features) they are reserved here; else they grow with the indices met.
+  drain_bytes_ = (2 * threads_ + 1) * 2 * opt_.chunk_bytes;
+  const uint64_t stats = FeatureAccumulator::kBytesPerFeature * opt_.features.value_or(0);
+  const uint64_t stats_at_once = opt_.shuffle ? stats : stats * sinks_.size();
+  if (stats_at_once > 0 && stats_at_once + (uint64_t{64} << 20) > opt_.memory) {
+    return Status::invalid_argument(fmt::format(
+        "--memory {}M is too small for the per-feature statistics of {} features (16 bytes a "
+        "feature{}: {}M) and 64M for the rest: give --memory {}M or more",
+        opt_.memory >> 20, *opt_.features,
+        opt_.shuffle || sinks_.size() == 1 ? "" : " and output, both outputs at once",
+        (stats_at_once + (1 << 20) - 1) >> 20, ((stats_at_once + (1 << 20) - 1) >> 20) + 64));
+  }
+  if (opt_.shuffle && stats > 0) {
+    const uint64_t room = opt_.memory > stats + drain_bytes_ ? 2 * (opt_.memory - stats - drain_bytes_) : 0;
+    shuffle_memory = std::max<uint64_t>(32 << 20, std::min(shuffle_memory, room));
+  }
+  shuffle_memory_ = shuffle_memory;
   for (Sink& s : sinks_) {
+    if (!opt_.shuffle && stats > 0) s.features.reserve(*opt_.features);
     AGLD_RETURN_IF_ERROR(StoreWriter::create(s.path, &s.writer, fs_));
     if (opt_.shuffle) {
       double share = sinks_.size() == 1 ? 1.0
@@ -569,9 +600,22 @@ Status Converter::assemble(Work* w) {
   return Status::ok();
 }
 
+// Appends an encoded chunk to its output and counts its rows' features.
+Status Converter::add_chunk(Sink& s, const Sealed& c) {
+  const SparseRows& rows = c.rows ? *c.rows : c.own;
+  const uint64_t b = rows.offsets[c.r0], e = rows.offsets[c.r1];
+  try {
+    s.features.add(rows.indices.data() + b, rows.values.data() + b, e - b);
+  } catch (const std::bad_alloc&) {
+    return Status::io_error(s.path + ": no memory for the per-feature statistics (" +
+                            std::to_string(s.features.mapped_bytes() >> 20) + " MiB so far)");
+  }
+  return s.writer->add_chunk(c.encoded);
+}
+
 Status Converter::write(Work* w) {
   for (Sealed& s : w->sealed) {
-    AGLD_RETURN_IF_ERROR(sinks_[static_cast<size_t>(s.sink)].writer->add_chunk(s.encoded));
+    AGLD_RETURN_IF_ERROR(add_chunk(sinks_[static_cast<size_t>(s.sink)], s));
   }
   w->sealed.clear();
   return Status::ok();
@@ -632,7 +676,7 @@ Status Converter::drain_shuffler(int sink) {
           tbb::make_filter<Sealed*, void>(tbb::filter_mode::serial_in_order, [&](Sealed* c) {
             std::unique_ptr<Sealed> owned(c);
             if (failed_) return;
-            Status ws = s.writer->add_chunk(c->encoded);
+            Status ws = add_chunk(s, *c);
             if (!ws.is_ok()) set_error(ws);
           }));
   report_->shuffle_runs += s.shuffler->runs();
@@ -664,11 +708,17 @@ Status Converter::finish() {
   for (size_t k = 0; k < sinks_.size(); ++k) {
     Sink& s = sinks_[k];
     if (s.shuffler) {
+      try {
+        s.features.reserve(d);  // d is known now: no growing while the rows drain
+      } catch (const std::bad_alloc&) {
+        return Status::io_error(s.path + ": no memory for the per-feature statistics of " +
+                                std::to_string(d) + " features");
+      }
       AGLD_RETURN_IF_ERROR(drain_shuffler(static_cast<int>(k)));
     } else if (s.building.rows() > 0) {
-      EncodedChunk enc;
-      AGLD_RETURN_IF_ERROR(encode_chunk(s.building, 0, s.building.rows(), codec_, &enc));
-      AGLD_RETURN_IF_ERROR(s.writer->add_chunk(enc));
+      Sealed last = Sealed::owning(static_cast<int>(k), std::move(s.building));
+      AGLD_RETURN_IF_ERROR(last.encode(codec_));
+      AGLD_RETURN_IF_ERROR(add_chunk(s, last));
       s.building.clear();
     }
     StoreMeta m;
@@ -703,7 +753,27 @@ Status Converter::finish() {
     o.raw_literals = codec_.raw_literals;  // set only with zstd (validate)
     m.skipped_lines = skipped_;
     m.created_by = std::string("agld ") + kVersion;
+    s.writer->record_feature_stats(
+        [&s](uint64_t first, uint64_t n, uint64_t* count, double* sum_sq, float* max_abs) {
+          s.features.fill(first, n, count, sum_sq, max_abs);
+        });
     AGLD_RETURN_IF_ERROR(s.writer->finish_uncommitted(std::move(m)));
+    // What the statistics held beyond --memory, when d was not known at the start.
+    const uint64_t held = FeatureAccumulator::kBytesPerFeature * d;
+    report_->feature_stats_bytes =
+        opt_.shuffle ? std::max(report_->feature_stats_bytes, held)
+                                   : report_->feature_stats_bytes + held;
+    s.features.release();
+  }
+  if (!opt_.features && report_->feature_stats_bytes > 0) {
+    const uint64_t pipeline = (2 * threads_ + 2) * 4 * kBlockBytes;
+    const uint64_t rest = opt_.shuffle ? shuffle_memory_ / 2 + drain_bytes_ : pipeline;
+    if (report_->feature_stats_bytes + rest > opt_.memory) {
+      report_->notes.push_back(fmt::format(
+          "the per-feature statistics of {} features took {}M, past --memory {}M with the rest "
+          "of the conversion; --features {} would have counted them in from the start",
+          d, report_->feature_stats_bytes >> 20, opt_.memory >> 20, d));
+    }
   }
   // Both outputs are complete: publish them. Two renames cannot be made atomic together: if
   // a later commit fails, remove the outputs already published, so that a failure leaves
