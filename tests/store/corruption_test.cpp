@@ -184,6 +184,11 @@ size_t check_flips(const std::string& path, size_t chunk_stride) {
         off + 1 != l.chunk_offset[static_cast<size_t>(k)] + l.chunk_size[static_cast<size_t>(k)]) {
       continue;
     }
+    // The statistics section is sampled like a chunk: every stride-th byte, its first and last.
+    if (l.stats && chunk_stride > 1 && off >= l.stats_begin && off < l.stats_end &&
+        off % chunk_stride != 0 && off != l.stats_begin && off + 1 != l.stats_end) {
+      continue;
+    }
     for (uint8_t mask : {uint8_t{0xFF}, static_cast<uint8_t>(1u << (off % 8))}) {
       fs.flips = {{off, mask}};
       int failed_chunk;
