@@ -110,33 +110,11 @@ double power_lambda(const Sample& s, const std::vector<float>& m, double c, doub
   return lambda;
 }
 
-// The per-feature statistics from one sequential pass over the store's chunks (24 bytes a
-// feature and one decoded chunk). Until convert records them (include/agld/feature_stats.hpp:
-// scan_feature_stats reads them without a pass), every run pays this pass.
-Status stats_pass(const Store& store, const std::function<Status(const FeatureStatsBlock&)>& visit) {
-  const uint64_t d = store.meta().features;
-  std::vector<uint64_t> count(d);
-  std::vector<double> sum(d), mx(d);
-  DecodedChunk c;
-  for (size_t k = 0; k < store.chunk_count(); ++k) {
-    Status st = store.read_chunk(k, &c);
-    if (!st.is_ok()) return st;
-    const auto idx = c.indices();
-    const auto val = c.values();
-    for (size_t e = 0; e < idx.size(); ++e) {
-      const double v = c.has_values() ? static_cast<double>(val[e]) * val[e] : 1.0;
-      ++count[idx[e]];
-      sum[idx[e]] += v;
-      mx[idx[e]] = std::max(mx[idx[e]], v);
-    }
-  }
-  return visit(FeatureStatsBlock{0, count, sum, mx});
-}
-
 }  // namespace
 
 uint64_t preconditioner_rows(const Store& train) {
-  return std::min<uint64_t>(kSampleRows, train.meta().rows) + train.meta().rows;
+  // The statistics are read from the store's record, or computed in a pass over it.
+  return std::min<uint64_t>(kSampleRows, train.meta().rows) + (has_feature_stats(train) ? 0 : train.meta().rows);
 }
 
 Status make_preconditioner(const Store& train, const model::Model& model, bool step_given, ResolvedSample* r,
@@ -149,7 +127,8 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   Preconditioner p;
   // M_j = 1 / max(h_j, q_j); 0 marks a coordinate with neither data nor prior (set below).
   std::vector<float> m(r->dim, 0.0f);
-  Status st = stats_pass(train, [&](const FeatureStatsBlock& b) {
+  FeatureStatsSource source = FeatureStatsSource::kStored;
+  Status st = scan_feature_stats(train, [&](const FeatureStatsBlock& b) {
     for (size_t i = 0; i < b.count.size(); ++i) {
       const double h = inv_s2p + c * b.sum_sq[i];
       const double q = inv_s2p + c * per_row * b.max_sq[i];
@@ -157,7 +136,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
       m[b.first + i] = dj > 0 ? static_cast<float>(1.0 / dj) : 0.0f;
     }
     return Status::ok();
-  });
+  }, &source);
   if (!st.is_ok()) return st;
   if (r->options.intercept) m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * std::max(n_rows, per_row)));
   float m_max = 0, m_min = std::numeric_limits<float>::infinity();
@@ -204,7 +183,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   r->precondition_m_min = m_min;
   r->precondition_m_max = m_max;
   r->precondition_lambda = lambda;
-  r->setup_rows = meta.rows + sampled;  // the statistics' pass and the sample
+  r->setup_rows = sampled + (source == FeatureStatsSource::kComputed ? meta.rows : 0);  // the sample, and a pass if the store has no statistics
   *out = std::move(p);
   return Status::ok();
 }

@@ -9,6 +9,7 @@
 #include "model/model.hpp"
 #include "sampler/method.hpp"
 #include "sampler/plan.hpp"
+#include "agld/feature_stats.hpp"
 #include "sampler/preconditioner.hpp"
 
 namespace agld::sampler {
@@ -191,9 +192,10 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     }
   }
 
-  if (o.precondition == "diag") {
-    r.warnings.push_back("note: --precondition diag reads " + train.path() +
-                         " once for its per-feature statistics (counted in the passes)");
+  if (o.precondition == "diag" && !has_feature_stats(train)) {
+    r.warnings.push_back("note: " + train.path() +
+                         " records no per-feature statistics (an older agld converted it): --precondition diag computes them "
+                         "in a pass over it, counted in the run's passes; converting it again saves that pass");
   }
   if ((r.access == "ca" || r.access == "br") && !rows_shuffled(m)) {
     r.warnings.push_back(

@@ -1,0 +1,123 @@
+// The diagonal preconditioner (docs/samplers.md, "Preconditioning") takes its per-feature
+// statistics from the store's record, or, for a store written before the record existed,
+// computes them in a pass that the run counts and names. Both give the same run, bit for bit.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <random>
+
+#include "agld/feature_stats.hpp"
+#include "sampler_test_support.hpp"
+
+namespace agld::test {
+namespace {
+
+constexpr uint64_t kRows = 6000;
+constexpr uint32_t kDim = 60;
+
+// One-hot rows with a rare level and a numeric column: feature 0 in every row, one of
+// features 1..49 (Zipf-like), 50..58 numeric, 59 in one row only.
+SparseRows onehot_rows(std::mt19937_64& rng) {
+  std::normal_distribution<double> n01;
+  std::uniform_real_distribution<double> u(0, 1);
+  SparseRows rows;
+  for (uint64_t r = 0; r < kRows; ++r) {
+    std::vector<uint32_t> idx = {0, 1 + static_cast<uint32_t>(48 * u(rng) * u(rng))};
+    std::vector<float> val = {1.0f, 1.0f};
+    const uint32_t num = 50 + static_cast<uint32_t>(r % 9);
+    idx.push_back(num);
+    val.push_back(static_cast<float>(n01(rng)));
+    if (r == 1234) {
+      idx.push_back(59);
+      val.push_back(2.0f);
+    }
+    double y = 0.3 + n01(rng);
+    for (size_t e = 0; e < idx.size(); ++e) y += 0.1 * idx[e] * val[e] / kDim;
+    rows.add_row(y, idx, val);
+  }
+  return rows;
+}
+
+struct DiagRun {
+  KeepDraws keep;
+  SampleResult result;
+};
+
+void run_diag(const Store& store, DiagRun* out) {
+  SampleOptions o;
+  o.method = "tmu-rr";
+  o.model = "linear";
+  o.precondition = "diag";
+  o.chains = 2;
+  o.iterations = 3000;
+  o.evaluations = 1;
+  o.intercept = true;
+  o.memory = uint64_t{1} << 30;
+  o.seed = test_seed(17);
+  Status st = sample(store, nullptr, o, out->keep, &out->result);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+}
+
+bool has_note(const SampleResult& r) {
+  for (const std::string& w : r.run.warnings) {
+    if (w.find("records no per-feature statistics") != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Preconditioner, StoredAndComputedStatisticsGiveTheSameRun) {
+  TempDir dir;
+  std::mt19937_64 rng(test_seed(3));
+  const SparseRows rows = onehot_rows(rng);
+  StoreMeta meta;
+  meta.features = kDim;
+  meta.label_kind = LabelKind::kReal;
+  ChunkCodec codec;
+  ASSERT_TRUE(write_store(dir.file("old.agld"), rows, 500, codec, meta).is_ok());
+  ASSERT_TRUE(write_store_with_stats(dir.file("new.agld"), rows, 500, codec, meta, 16).is_ok());
+  std::unique_ptr<Store> old_store, new_store;
+  ASSERT_TRUE(Store::open(dir.file("old.agld"), &old_store).is_ok());
+  ASSERT_TRUE(Store::open(dir.file("new.agld"), &new_store).is_ok());
+  ASSERT_FALSE(has_feature_stats(*old_store));
+  ASSERT_TRUE(has_feature_stats(*new_store));
+
+  DiagRun a, b;
+  run_diag(*old_store, &a);
+  run_diag(*new_store, &b);
+  std::cout << "diag: step " << b.result.run.step << ", " << b.result.run.precondition_levels << " levels, M from "
+            << b.result.run.precondition_m_min << " to " << b.result.run.precondition_m_max << ", lambda "
+            << b.result.run.precondition_lambda << "\n";
+  // Computed or read, the same preconditioner and the same draws.
+  EXPECT_EQ(a.result.run.step, b.result.run.step);
+  EXPECT_EQ(a.result.run.precondition_levels, b.result.run.precondition_levels);
+  EXPECT_EQ(a.result.run.precondition_m_min, b.result.run.precondition_m_min);
+  EXPECT_EQ(a.result.run.precondition_m_max, b.result.run.precondition_m_max);
+  EXPECT_EQ(a.result.run.precondition_lambda, b.result.run.precondition_lambda);
+  EXPECT_GT(b.result.run.precondition_levels, 1u);
+  ASSERT_FALSE(b.keep.draws.empty());
+  EXPECT_EQ(a.keep.draws, b.keep.draws);
+  // The computed statistics cost a pass, counted and said; the recorded ones cost none.
+  EXPECT_EQ(a.result.run.setup_rows, b.result.run.setup_rows + kRows);
+  ASSERT_TRUE(a.result.last_eval.has_value() && b.result.last_eval.has_value());
+  EXPECT_NEAR(a.result.last_eval->passes - b.result.last_eval->passes, 1.0, 1e-9);  // one pass, for every chain
+  EXPECT_TRUE(has_note(a.result));
+  EXPECT_FALSE(has_note(b.result));
+}
+
+TEST(Preconditioner, UnknownNameListsTheKnownOnes) {
+  TempDir dir;
+  std::mt19937_64 rng(test_seed(4));
+  auto store = make_store(dir.file("s.agld"), onehot_rows(rng), kDim, false, 500);
+  SampleOptions o;
+  o.model = "linear";
+  o.precondition = "jacobi";
+  SampleResult r;
+  KeepDraws keep;
+  Status st = sample(*store, nullptr, o, keep, &r);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("jacobi"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("diag, none"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace agld::test
