@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""onehot_linear.py ROWS SEED [--features N] > FILE.svm
+"""onehot_linear.py ROWS SEED [--features N] [--reference] > FILE.svm
 
 Linear-model data at the scale of issue #15's exact oracle: many sparse features with a
 realistic frequency spread, in the shape of click logs (criteo, kdd12) and of the flights data
@@ -23,6 +23,12 @@ Layout (the default N = 11,364 features; 1-based, in this order):
   - four dense numeric columns, features N-3 .. N: N(0, 1); N(0, 1) / 2; Exp(1) - 1; and
     N(0, 1) + 2 t - 1 (t = row / ROWS, a drift with the position). The last feature is always
     present, so a store's dimension is N whatever the draws.
+  --reference drops each block's first level (its commonest) from the rows: dummy coding
+    with a reference level, as a statistician codes a factor beside an intercept. The
+    blocks then no longer sum to 1, and with --intercept the model is identified (the
+    reference levels' features occur in no row: their posterior is the prior). The planted
+    beta and y are the same as without it, y's reference effects absorbed in the intercept
+    direction's posterior.
   --features N scales the five blocks in proportion (at least 2 levels each; the user block
   takes the remainder), with the four numeric columns last; N >= 14.
 
@@ -46,6 +52,7 @@ parser = argparse.ArgumentParser(description="one-hot linear-model data (LIBSVM 
 parser.add_argument("rows", type=int)
 parser.add_argument("seed", type=int)
 parser.add_argument("--features", type=int, default=DEFAULT_FEATURES, help=f"total features (default {DEFAULT_FEATURES})")
+parser.add_argument("--reference", action="store_true", help="drop each block's first level (dummy coding)")
 args = parser.parse_args()
 if args.rows < 1 or args.features < 14:
     parser.error("ROWS must be >= 1 and --features >= 14")
@@ -92,7 +99,8 @@ for t in range(rows):
     vals = [f"{column[t]:.5g}" for column in numeric]
     # y from the values as written, so that the store holds exactly the planted model's x.
     y = 0.3 + sum(beta[j] for j in idx) + sum(w * float(v) for w, v in zip(numeric_beta, vals)) + noise[t]
-    lines.append(f"{y:.6g} " + " ".join(f"{j}:1" for j in idx) + " " +
+    shown = [j for b, j in enumerate(idx) if not (args.reference and levels_of[b][t] == 0)]
+    lines.append(f"{y:.6g} " + " ".join(f"{j}:1" for j in shown) + (" " if shown else "") +
                  " ".join(f"{j}:{v}" for j, v in zip(numeric_ids, vals)) + "\n")
     if len(lines) >= 65536:
         out.writelines(lines)

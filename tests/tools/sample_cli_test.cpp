@@ -66,7 +66,7 @@ class SampleCli : public ::testing::Test {
 TEST_F(SampleCli, HeartScaleMatchesStanAndWritesTheRunDirectory) {
   const std::string out = dir_.file("run");
   auto r = run_agld("sample --train " + shell_arg(store_) + " --test " + shell_arg(store_) +
-                    " --model logistic --method tmu-ca --step 3e-3 --batch 27 --iterations 250000"
+                    " --model logistic --method tmu-ca --precondition none --step 3e-3 --batch 27 --iterations 250000"
                     " --burn-in 25000 --thin 10 --seed 41 --out " + shell_arg(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("theta.1"), std::string::npos) << r.out;
