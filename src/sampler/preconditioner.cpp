@@ -178,6 +178,10 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     top = std::max(top, l);
   }
   for (uint32_t l = 0; l <= top; ++l) p.level_steps.push_back(r->step * m_max * std::exp2(-delta * l));
+  if (p.level_steps.front() * inv_s2p >= 1) {
+    return Status::invalid_argument("--step times the largest M_j (" + std::to_string(p.level_steps.front()) +
+                                    ") must be below --prior-var (the prior alone makes larger steps unstable)");
+  }
   r->options.step = r->step;
   r->precondition_levels = p.level_steps.size();
   r->precondition_m_min = m_min;

@@ -128,7 +128,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   }
   if (!(r.step > 0) || !std::isfinite(r.step)) return Status::invalid_argument("--step must be positive");
   if (o.time_limit && !(*o.time_limit > 0)) return Status::invalid_argument("--time-limit must be positive");
-  if (r.step * inv_s2p >= 1) {
+  if (o.precondition != "diag" && r.step * inv_s2p >= 1) {  // under diag, eta M_j is checked (preconditioner.cpp)
     return Status::invalid_argument("--step must be below --prior-var (the prior alone makes larger steps unstable)");
   }
 

@@ -53,27 +53,34 @@ class DefaultLength : public ::testing::TestWithParam<MethodInfo> {
 TempDir* DefaultLength::dir_ = nullptr;
 Store* DefaultLength::store_ = nullptr;
 
-TEST_P(DefaultLength, IsAboutTenPassesAChain) {
-  const std::string& method = GetParam().name;
+// The default length of `method`, counted from what the run read.
+void expect_ten_passes(const Store& store, const std::string& method, const std::string& precondition) {
   SampleOptions o;
   o.method = method;
+  o.precondition = precondition;
   o.chains = 1;  // passes count every chain's reads: one chain's are the rule's
   o.evaluations = 1;
   o.memory = uint64_t{1} << 30;
   o.seed = test_seed(5);
   KeepDraws keep;
   SampleResult r;
-  Status st = sample(*store_, nullptr, o, keep, &r);
+  Status st = sample(store, nullptr, o, keep, &r);
   ASSERT_TRUE(st.is_ok()) << st.message();
   ASSERT_TRUE(r.last_eval.has_value());
   const double passes = r.last_eval->passes;
-  std::cout << method << ": " << r.run.iterations << " iterations of " << r.run.batch << " rows, "
+  std::cout << method << " (precondition " << precondition << "): " << r.run.iterations << " iterations of " << r.run.batch << " rows, "
             << passes << " passes read (" << r.run.length_rule << ")\n";
   EXPECT_LE(passes, 10.0 + 1e-9) << method;
   EXPECT_GE(passes, 9.0) << method;  // and not much less: the rule spends its budget
   // At least 100 kept states a chain for the diagnostics, where the run has them.
   EXPECT_GE(r.draws, std::min<uint64_t>(100, r.run.iterations - r.run.burn_in)) << method;
 }
+
+TEST_P(DefaultLength, IsAboutTenPassesAChain) { expect_ten_passes(*store_, GetParam().name, "none"); }
+
+// With the diagonal preconditioner its sample, and its statistics' pass (this store records
+// none), count too.
+TEST_P(DefaultLength, IsAboutTenPassesAChainWithDiag) { expect_ten_passes(*store_, GetParam().name, "diag"); }
 
 INSTANTIATE_TEST_SUITE_P(EveryMethod, DefaultLength, ::testing::ValuesIn(sample_methods()),
                          [](const ::testing::TestParamInfo<MethodInfo>& p) {

@@ -104,6 +104,44 @@ TEST(Preconditioner, StoredAndComputedStatisticsGiveTheSameRun) {
   EXPECT_FALSE(has_note(b.result));
 }
 
+// Under diag --step is in M's metric: what must stay below the prior's variance is eta M_j,
+// not eta (a diag run's own default step can be above it, and given back).
+TEST(Preconditioner, TheStepIsCheckedInItsMetric) {
+  TempDir dir;
+  std::mt19937_64 rng(test_seed(5));
+  std::normal_distribution<double> n01;
+  SparseRows rows;  // every feature in 100 rows or more: M_j = 1 / (c (N/n)) at most
+  for (uint64_t r = 0; r < kRows; ++r) {
+    const uint32_t level = 1 + static_cast<uint32_t>(r % (kDim - 1));
+    rows.add_row(0.5 + n01(rng), std::vector<uint32_t>{0, level}, std::vector<float>{1.0f, 1.0f});
+  }
+  auto store = make_store(dir.file("s.agld"), rows, kDim, false, 500);
+  SampleOptions o;
+  o.model = "linear";
+  o.precondition = "diag";
+  o.iterations = 200;
+  o.chains = 1;
+  KeepDraws keep;
+  SampleResult r;
+  ASSERT_TRUE(sample(*store, nullptr, o, keep, &r).is_ok());
+  const double m_max = r.run.precondition_m_max, eta = r.run.step;
+  ASSERT_GT(m_max, 0);
+  ASSERT_LT(m_max, 0.1);  // every feature in many rows
+  // A prior variance below the default step: eta alone would be refused, eta M_j is fine.
+  o.prior_var = eta / 2;
+  o.step = eta;
+  Status st = sample(*store, nullptr, o, keep, &r);
+  EXPECT_TRUE(st.is_ok()) << "eta M_j < prior_var: " << st.message();
+  o.step = 2 * o.prior_var / m_max;  // eta M_j of the largest M above the prior's variance
+  st = sample(*store, nullptr, o, keep, &r);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("--step times the largest M_j"), std::string::npos) << st.message();
+  o.precondition = "none";
+  o.step = eta;
+  st = sample(*store, nullptr, o, keep, &r);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << "without diag eta itself must stay below prior_var";
+}
+
 TEST(Preconditioner, UnknownNameListsTheKnownOnes) {
   TempDir dir;
   std::mt19937_64 rng(test_seed(4));
