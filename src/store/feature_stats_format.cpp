@@ -8,9 +8,13 @@
 
 #include "store/crc32c.hpp"
 #include "store/format.hpp"
+#include "store/zstd_ctx.hpp"
 
 namespace agld::format {
 namespace {
+
+using store_detail::ZstdCCtx;
+using store_detail::ZstdDCtx;
 
 // Byte b of element i of n elements of `width` bytes goes to b n + i, and back.
 void transpose(const std::byte* src, unsigned width, uint64_t n, std::byte* dst) {
@@ -25,15 +29,6 @@ void untranspose(const std::byte* src, unsigned width, uint64_t n, std::byte* ds
     for (uint64_t i = 0; i < n; ++i) dst[width * i + b] = plane[i];
   }
 }
-
-struct ZstdCCtx {
-  ZSTD_CCtx* ctx = ZSTD_createCCtx();
-  ~ZstdCCtx() { ZSTD_freeCCtx(ctx); }
-};
-struct ZstdDCtx {
-  ZSTD_DCtx* ctx = ZSTD_createDCtx();
-  ~ZstdDCtx() { ZSTD_freeDCtx(ctx); }
-};
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include "store/kernels.hpp"
 #include "store/feature_stats_format.hpp"
 #include "store/format.hpp"
+#include "store/zstd_ctx.hpp"
 
 namespace agld {
 
@@ -27,14 +28,9 @@ using format::kIndexEntrySize;
 
 namespace {
 
-struct ZstdDCtx {
-  ZSTD_DCtx* ctx = ZSTD_createDCtx();
-  ~ZstdDCtx() { ZSTD_freeDCtx(ctx); }
-};
-struct ZstdCCtx {
-  ZSTD_CCtx* ctx = ZSTD_createCCtx();
-  ~ZstdCCtx() { ZSTD_freeCCtx(ctx); }
-};
+using store_detail::ZstdCCtx;
+using store_detail::ZstdDCtx;
+
 
 std::string chunk_name(size_t k, const ChunkInfo& c) {
   return "chunk " + std::to_string(k) + " (rows " + std::to_string(c.first_row) + ".." +
