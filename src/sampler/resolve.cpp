@@ -5,11 +5,11 @@
 #include <cmath>
 #include <limits>
 
+#include "agld/feature_stats.hpp"
 #include "common/mix.hpp"
 #include "model/model.hpp"
 #include "sampler/method.hpp"
 #include "sampler/plan.hpp"
-#include "agld/feature_stats.hpp"
 #include "sampler/preconditioner.hpp"
 
 namespace agld::sampler {

@@ -43,12 +43,7 @@ SparseRows skewed_rows(size_t n, uint32_t used, bool dyadic, std::mt19937_64& rn
       if (dyadic) {
         v = static_cast<float>(std::floor(u(rng) * 16) / 4 - 1);  // -1 .. 2.75 in quarters
       } else {
-        v = c < 0.1   ? 0.0f
-            : c < 0.4 ? 1.0f
-            : c < 0.6 ? static_cast<float>(-3 * u(rng))
-            : c < 0.7 ? static_cast<float>(1e-20 * u(rng))
-            : c < 0.8 ? static_cast<float>(1e15 * u(rng))
-                      : static_cast<float>(std::log1p(100 * u(rng)));
+        v = test::awkward_value(c, rng);
       }
       val.push_back(v);
     }

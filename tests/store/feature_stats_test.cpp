@@ -48,14 +48,7 @@ SparseRows skewed_rows(size_t n, uint32_t d, bool ones, std::mt19937_64& rng) {
     for (size_t e = 0; e < idx.size(); ++e) {
       const double c = u(rng);
       float v = 1;
-      if (!ones) {
-        v = c < 0.1   ? 0.0f  // a stored zero
-            : c < 0.4 ? 1.0f
-            : c < 0.6 ? static_cast<float>(-3 * u(rng))
-            : c < 0.7 ? static_cast<float>(1e-20 * u(rng))
-            : c < 0.8 ? static_cast<float>(1e15 * u(rng))
-                      : static_cast<float>(std::log1p(100 * u(rng)));
-      }
+      if (!ones) v = test::awkward_value(c, rng);
       val.push_back(v);
     }
     rows.add_row(u(rng) < 0.3 ? 1.0 : 0.0, idx, val);

@@ -107,8 +107,10 @@ SparseRows random_matrix(const RandomMatrixSpec& spec, std::mt19937_64& rng) {
   return m;
 }
 
-Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
-                   const ChunkCodec& codec, const StoreMeta& meta) {
+namespace {
+// A writer at path holding rows in chunks of chunk_rows, not yet finished.
+Status write_chunks(const std::string& path, const SparseRows& rows, size_t chunk_rows, const ChunkCodec& codec,
+                    std::unique_ptr<StoreWriter>* out) {
   std::unique_ptr<StoreWriter> w;
   AGLD_RETURN_IF_ERROR(StoreWriter::create(path, &w));
   for (size_t r = 0; r < rows.rows(); r += chunk_rows) {
@@ -116,6 +118,15 @@ Status write_store(const std::string& path, const SparseRows& rows, size_t chunk
     AGLD_RETURN_IF_ERROR(encode_chunk(rows, r, std::min(rows.rows(), r + chunk_rows), codec, &c));
     AGLD_RETURN_IF_ERROR(w->add_chunk(c));
   }
+  *out = std::move(w);
+  return Status::ok();
+}
+}  // namespace
+
+Status write_store(const std::string& path, const SparseRows& rows, size_t chunk_rows,
+                   const ChunkCodec& codec, const StoreMeta& meta) {
+  std::unique_ptr<StoreWriter> w;
+  AGLD_RETURN_IF_ERROR(write_chunks(path, rows, chunk_rows, codec, &w));
   return w->finish(meta);
 }
 
@@ -145,17 +156,22 @@ BruteFeatureStats brute_feature_stats(const SparseRows& rows, uint64_t features)
   return b;
 }
 
+float awkward_value(double c, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  return c < 0.1   ? 0.0f
+         : c < 0.4 ? 1.0f
+         : c < 0.6 ? static_cast<float>(-3 * u(rng))
+         : c < 0.7 ? static_cast<float>(1e-20 * u(rng))
+         : c < 0.8 ? static_cast<float>(1e15 * u(rng))
+                   : static_cast<float>(std::log1p(100 * u(rng)));
+}
+
 Status write_store_with_stats(const std::string& path, const SparseRows& rows, size_t chunk_rows,
                               const ChunkCodec& codec, const StoreMeta& meta,
                               uint32_t block_features) {
   auto stats = std::make_shared<BruteFeatureStats>(brute_feature_stats(rows, meta.features));
   std::unique_ptr<StoreWriter> w;
-  AGLD_RETURN_IF_ERROR(StoreWriter::create(path, &w));
-  for (size_t r = 0; r < rows.rows(); r += chunk_rows) {
-    EncodedChunk c;
-    AGLD_RETURN_IF_ERROR(encode_chunk(rows, r, std::min(rows.rows(), r + chunk_rows), codec, &c));
-    AGLD_RETURN_IF_ERROR(w->add_chunk(c));
-  }
+  AGLD_RETURN_IF_ERROR(write_chunks(path, rows, chunk_rows, codec, &w));
   w->record_feature_stats(
       [stats](uint64_t first, uint64_t n, uint64_t* count, double* sum_sq, float* max_abs) {
         std::copy_n(stats->count.begin() + static_cast<std::ptrdiff_t>(first), n, count);

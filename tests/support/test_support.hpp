@@ -80,6 +80,10 @@ struct BruteFeatureStats {
   std::vector<float> max_abs;
 };
 BruteFeatureStats brute_feature_stats(const SparseRows& rows, uint64_t features);
+// A value of the kinds that stress per-feature statistics, picked by c in [0, 1): a stored
+// zero, 1, a negative, a tiny (1e-20) or huge (1e15) one, or an ordinary one; its size comes
+// from one uniform draw of rng (none for 0 and 1).
+float awkward_value(double c, std::mt19937_64& rng);
 // write_store that records rows' statistics (brute_feature_stats, in blocks of
 // block_features): what `agld convert` writes.
 Status write_store_with_stats(const std::string& path, const SparseRows& rows, size_t chunk_rows,
