@@ -86,6 +86,7 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
                                                   {"m_min", r.precondition_m_min},
                                                   {"m_max", r.precondition_m_max},
                                                   {"lambda", r.precondition_lambda},
+                                                  {"row_kick", r.precondition_kick},
                                                   {"rows_read", r.setup_rows}}
                                  : nlohmann::json()},
           {"batch", r.batch},

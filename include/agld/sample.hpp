@@ -65,7 +65,7 @@ struct ResolvedSample {
   // The preconditioner (diag): its levels, the range of M, the estimated largest eigenvalue
   // of the preconditioned Hessian, and the training rows it read (counted in passes).
   uint64_t precondition_levels = 0;
-  double precondition_m_min = 0, precondition_m_max = 0, precondition_lambda = 0;
+  double precondition_m_min = 0, precondition_m_max = 0, precondition_lambda = 0, precondition_kick = 0;
   uint64_t setup_rows = 0;
   std::string length_rule;        // how the run length was chosen
   // One stream per chain (a random order, not --share-batches), or one for all.

@@ -6,6 +6,8 @@
 #include <limits>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "agld/feature_stats.hpp"
 #include "agld/reader.hpp"
 #include "common/mix.hpp"
@@ -20,6 +22,9 @@ constexpr uint64_t kSampleNnz = uint64_t{1} << 22;  // and their nonzeros, at mo
 constexpr int kPowerIterations = 60;
 // The estimate comes from a sample and from below (power iteration): eta = 1 / (kMargin lambda).
 constexpr double kMargin = 1.25;
+// One row's kick in M's metric, times the step, is kept at 1 / kKickMargin at most: a variance-
+// reduced estimate carries a row's difference scaled by N/n, and its step is unstable past ~1.
+constexpr double kKickMargin = 4.0;
 constexpr double kMinLevelRatio = 0.25;  // log2 of the factor between levels, at least
 
 // A sample of rows, its columns renumbered 0 .. cols - 1 and its values scaled by sqrt(M_j).
@@ -110,6 +115,18 @@ double power_lambda(const Sample& s, const std::vector<float>& m, double c, doub
   return lambda;
 }
 
+// The largest kick one row gives a step in M's metric: (N/n) c sum_j M_j x_ij^2 over the
+// sample's rows (its values are already scaled by sqrt(M_j)).
+double row_kick(const Sample& s, double c, double per_row) {
+  double best = 0;
+  for (uint64_t i = 0; i < s.rows(); ++i) {
+    double sq = 0;
+    for (uint64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) sq += s.values[e] * s.values[e];
+    best = std::max(best, sq);
+  }
+  return c * per_row * best;
+}
+
 }  // namespace
 
 uint64_t preconditioner_rows(const Store& train) {
@@ -159,10 +176,13 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
       power_lambda(sample, m, c, n_rows / static_cast<double>(std::max<uint64_t>(sampled, 1)), inv_s2p,
                    mix64(r->options.seed ^ 0x70e3u));
   const double lambda = std::max({lambda_data, static_cast<double>(m_max) * inv_s2p, 1e-300});
+  const double kick = row_kick(sample, c, per_row);
   if (!step_given) {
-    r->step = 1.0 / (kMargin * lambda);
-    r->step_rule = "1 / (1.25 lambda), lambda the largest eigenvalue of the preconditioned Hessian bound M^1/2 (c X'X + I/prior_var) M^1/2, by power iteration on " +
-                   std::to_string(sampled) + " sampled rows; M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)";
+    r->step = 1.0 / std::max(kMargin * lambda, kKickMargin * kick);
+    r->step_rule = fmt::format("1 / max(1.25 lambda, {:g} kick): lambda", kKickMargin) +
+                   " the largest eigenvalue of the preconditioned Hessian bound M^1/2 (c X'X + I/prior_var) M^1/2, by power iteration on " +
+                   std::to_string(sampled) +
+                   " sampled rows, kick the largest (N/batch) c sum_j M_j x_ij^2 of a sampled row; M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)";
   }
 
   // Levels a factor 2^delta apart, M rounded down (a smaller step: never less stable).
@@ -187,6 +207,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   r->precondition_m_min = m_min;
   r->precondition_m_max = m_max;
   r->precondition_lambda = lambda;
+  r->precondition_kick = kick;
   r->setup_rows = sampled + (source == FeatureStatsSource::kComputed ? meta.rows : 0);  // the sample, and a pass if the store has no statistics
   *out = std::move(p);
   return Status::ok();

@@ -6,8 +6,10 @@
 //     h_j = 1/s2p + c sum_i x_ij^2          (the curvature of U along j, c bounding l'')
 //     q_j = 1/s2p + c (N/n) max_i x_ij^2    (what one row brings to a minibatch estimate)
 // so that every diagonal entry of the preconditioned Hessian M^1/2 H M^1/2 is at most 1 and
-// no single row can make a coordinate's step unstable. The default eta is 1 / (1.25 lambda),
-// lambda the largest eigenvalue of M^1/2 H M^1/2 estimated by power iteration on a sample of rows.
+// no single row can make a coordinate's step unstable. The default eta is
+// 1 / max(1.25 lambda, 4 kick), lambda the largest eigenvalue of M^1/2 H M^1/2 estimated by
+// power iteration on a sample of rows, kick the largest (N/n) c sum_j M_j x_ij^2 of a sampled
+// row (what one row brings to a variance-reduced estimate, all its coordinates at once).
 // M is quantized down to levels a constant factor apart (sampler/lazy_state.hpp), which is
 // still a diagonal preconditioner: the dynamics stays exact for it.
 // Internal to the sampler layer.
