@@ -331,10 +331,10 @@ void add_sample(Cli& cli) {
                 "SNAPSHOT-ACCESS: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br (e.g. tmu-ca); aliases: " + methods)
       ->default_val("tmu-ca");
   c->add_option("--out", a->out, "the run directory (created if missing)")->required();
-  c->add_option("--step", a->opt.step, "step size eta (default: from the store's row norms, see docs/samplers.md)");
+  c->add_option("--step", a->opt.step, "step size eta (default: from the store's statistics and a sample of rows; under diag in M's metric; see docs/samplers.md)");
   c->add_option("--precondition", a->opt.precondition,
                 "diag: a diagonal preconditioner from the store's per-feature statistics (--step is then in its metric); none")
-      ->default_val("none");
+      ->default_val("diag");
   c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, 100))");
   c->add_option("--chains", a->opt.chains, "chains in the run, from dispersed starts")->default_val(4);
   c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);

@@ -39,7 +39,8 @@ std::vector<std::string> tracked_names(const ResolvedSample& run);
 
 class RunWriter {
  public:
-  // Creates dir if it does not exist.
+  // Creates dir if it does not exist; a writer destroyed before finish() succeeded leaves no
+  // files and removes the directories it created (if they are still empty).
   static Status create(const std::string& dir, FileSystem& fs, std::unique_ptr<RunWriter>* out);
 
   // Opens the output files (uncommitted) and writes the heads of every chain's draws file
@@ -65,6 +66,8 @@ class RunWriter {
   std::vector<Out*> draws_;  // chain first_chain_ + c at c
   Out* metrics_ = nullptr;
   size_t chains_ = 0;
+  std::vector<std::string> created_;  // directories create() made, deepest first
+  bool finished_ = false;
 
  public:
   ~RunWriter();

@@ -28,9 +28,10 @@ struct SampleOptions {
   bool share_batches = false;
   unsigned threads = 0;            // threads the chains run on (0: every core); no effect on the output
   std::optional<double> step;      // eta; default from the store's row norms (docs/samplers.md)
-  // A constant diagonal preconditioner M: "diag" (from the per-feature statistics) or "none".
+  // A constant diagonal preconditioner M: "diag" (from the per-feature statistics; the default)
+  // or "none".
   // With diag, eta is the step in M's metric: coordinate j steps eta M_j.
-  std::string precondition = "none";
+  std::string precondition = "diag";
   std::optional<uint64_t> batch;   // rows a minibatch; default min(N, 100)
   std::optional<double> epochs;    // run length per chain in passes of minibatches ...
   std::optional<uint64_t> iterations;  // ... or in iterations (default: docs/samplers.md)

@@ -19,7 +19,16 @@ struct RunWriter::Out {
   std::string buffer;
 };
 
-RunWriter::~RunWriter() = default;
+// A run that did not finish leaves nothing: its uncommitted files go with outs_, then the
+// directories create() made, if they are empty (a directory that was there stays).
+RunWriter::~RunWriter() {
+  if (finished_) return;
+  outs_.clear();
+  for (const std::string& d : created_) {
+    std::error_code ec;
+    std::filesystem::remove(d, ec);  // only if empty; an error leaves it
+  }
+}
 
 std::string draws_file_name(uint64_t id) { return fmt::format("draws_{}.csv", id); }
 
@@ -32,10 +41,15 @@ std::vector<std::string> tracked_names(const ResolvedSample& run) {
 }
 
 Status RunWriter::create(const std::string& dir, FileSystem& fs, std::unique_ptr<RunWriter>* out) {
+  std::unique_ptr<RunWriter> w(new RunWriter());
+  // The directories that do not exist yet, deepest first: what the destructor removes.
   std::error_code ec;
+  for (std::filesystem::path p = std::filesystem::absolute(dir, ec); !ec && p.has_relative_path(); p = p.parent_path()) {
+    if (std::filesystem::exists(p, ec) || ec) break;
+    w->created_.push_back(p.string());
+  }
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::io_error(dir + ": cannot create the run directory: " + ec.message());
-  std::unique_ptr<RunWriter> w(new RunWriter());
   w->dir_ = dir;
   w->fs_ = &fs;
   *out = std::move(w);
@@ -170,6 +184,7 @@ Status RunWriter::finish(const SampleResult& result, const std::string& config_j
   st = npy->commit();
   if (st.is_ok()) st = diag->commit();
   if (st.is_ok()) st = config->commit();
+  if (st.is_ok()) finished_ = true;
   return st;
 }
 
