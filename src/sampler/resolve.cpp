@@ -17,9 +17,13 @@ namespace {
 
 constexpr uint64_t kDefaultBatch = 100;
 constexpr double kDefaultPasses = 10;
-// Small stores: at least this many iterations, where they read fewer than kFloorRows rows.
-constexpr uint64_t kFloorIterations = 10000;
+// Small stores, where 10 passes cost little: at least the iterations that read kFloorRows rows
+// (and at most kFloorNnz nonzeros), up to kFloorIterations; at least kFloorOldIterations in
+// any case where those read under kFloorRows (stores of long rows).
+constexpr uint64_t kFloorIterations = 100000;
+constexpr uint64_t kFloorOldIterations = 10000;
 constexpr uint64_t kFloorRows = 10000000;
+constexpr double kFloorNnz = 1.5e8;
 constexpr uint64_t kMinDefaultDraws = 100;  // kept states a chain, at least (the diagnostics)
 constexpr uint64_t kDefaultTracked = 10;
 
@@ -147,7 +151,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     r.length_rule = "--epochs passes of minibatches";
   } else {
     // 10 passes of the data a chain, counting what the strategy reads at its start and its
-    // refreshes; small stores get at least 10,000 iterations where those read under 10^7 rows.
+    // refreshes; small stores get more (kFloorIterations above).
     const sampler::SnapshotInfo* info = find_snapshot(r.snapshot);
     const auto snap = info->make({n_rows, r.dim, r.refresh, r.snapshot_batch, model_obj.get()});
     Reads reads;
@@ -160,10 +164,13 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     }
     if (o.precondition == "diag") reads.start += preconditioner_rows(train);
     const uint64_t by_passes = most_iterations(reads, static_cast<uint64_t>(kDefaultPasses * static_cast<double>(n_rows)));
-    const uint64_t floor = std::min(kFloorIterations, most_iterations(reads, kFloorRows));
+    const double row_nnz = static_cast<double>(m.nnz) / static_cast<double>(n_rows) + (o.intercept ? 1 : 0);
+    const auto floor_rows = static_cast<uint64_t>(std::min(static_cast<double>(kFloorRows), kFloorNnz / std::max(row_nnz, 1.0)));
+    const uint64_t floor = std::max(std::min(kFloorIterations, most_iterations(reads, floor_rows)),
+                                    std::min(kFloorOldIterations, most_iterations(reads, kFloorRows)));
     r.iterations = std::max<uint64_t>({by_passes, floor, 1});
     r.length_rule = by_passes >= floor ? "10 passes of the data a chain, the start's and refreshes' included"
-                                       : "10,000 iterations (a small store: they read under 10^7 rows)";
+                                       : "a small store: the iterations that read 10^7 rows or 1.5e8 nonzeros, at most 100,000 (at least 10,000)";
   }
   if (r.iterations == 0) return Status::invalid_argument("the run has no iterations");
   r.burn_in = o.burn_in.value_or(r.iterations / 2);

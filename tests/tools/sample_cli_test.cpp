@@ -163,6 +163,34 @@ TEST_F(SampleCli, DefaultsRunWithoutAnyTuning) {
   for (double v : npy.data) EXPECT_TRUE(std::isfinite(v));
 }
 
+// What a user gets with no option but the model: heart_scale (270 rows) against Stan. A small
+// store's default length reads 10^7 rows a chain; every mean within 0.1 sd of Stan's (or 4
+// Monte Carlo errors of the two, if that is wider), every sd within 10 %, and the run mixed.
+TEST_F(SampleCli, HeartScaleWithDefaultsOnlyMatchesStan) {
+  const std::string out = dir_.file("defaults");
+  const uint64_t seed = test::test_seed(3);
+  std::cout << "seed " << seed << "\n";
+  auto r = run_agld("sample --train " + shell_arg(store_) + " --model logistic --seed " + std::to_string(seed) +
+                    " --out " + shell_arg(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("No R-hat above 1.01"), std::string::npos) << r.out;
+  const Npy npy = read_npy(out + "/posterior.npy"), diag = read_npy(out + "/diagnostics.npy");
+  const auto ref = read_csv(std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.ref.csv", false);
+  ASSERT_EQ(npy.rows, 13u);
+  ASSERT_EQ(ref.size(), 14u);
+  double worst = 0;
+  for (size_t j = 0; j < 13; ++j) {
+    const double mean = std::stod(ref[j + 1][1]), sd = std::stod(ref[j + 1][2]), stan_mcse = std::stod(ref[j + 1][3]);
+    const double mcse = diag.data[3 * j + 2];
+    const double tol = std::max(0.1 * sd, 4 * std::hypot(mcse, stan_mcse));
+    worst = std::max(worst, std::abs(npy.data[2 * j] - mean) / sd);
+    EXPECT_NEAR(npy.data[2 * j], mean, tol) << "coordinate " << j + 1 << " (ESS " << diag.data[3 * j + 1] << ")";
+    EXPECT_NEAR(npy.data[2 * j + 1] / sd, 1.0, 0.1) << "coordinate " << j + 1;
+    EXPECT_LT(diag.data[3 * j], 1.01) << "coordinate " << j + 1;
+  }
+  std::cout << "largest mean error " << worst << " Stan sds\n";
+}
+
 TEST_F(SampleCli, BadOptionsAreOneLineUsageErrors) {
   const std::string base = "sample --train " + shell_arg(store_) + " --out " + shell_arg(dir_.file("bad"));
   struct Case {
