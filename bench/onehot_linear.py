@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""onehot_linear.py ROWS SEED [--features N] [--reference] > FILE.svm
+"""onehot_linear.py ROWS SEED [--features N] [--reference] [--weights PATH] > FILE.svm
 
 Linear-model data at the scale of issue #15's exact oracle: many sparse features with a
 realistic frequency spread, in the shape of click logs (criteo, kdd12) and of the flights data
@@ -31,6 +31,13 @@ Layout (the default N = 11,364 features; 1-based, in this order):
     direction's posterior.
   --features N scales the five blocks in proportion (at least 2 levels each; the user block
   takes the remainder), with the four numeric columns last; N >= 14.
+  --weights PATH writes the planted model as `agld gen` writes its weights (docs/gen.md):
+    feature,weight
+    intercept,0.3
+    <j>,<beta_j>     one line for every feature 1..N, ascending (those in no row too)
+  numbers in shortest round-trip form. The rows on stdout are byte-identical with or without
+  it (it draws nothing). Under --reference the file is the same: the planted beta of every
+  level, the reference levels included, which the rows then leave out.
 
 Rows are in time order: the period (and its effect, which rises by 1.5 through the file) and
 the drifting column follow the position, as in ordered_linear.py; `agld convert` shuffles them
@@ -53,6 +60,7 @@ parser.add_argument("rows", type=int)
 parser.add_argument("seed", type=int)
 parser.add_argument("--features", type=int, default=DEFAULT_FEATURES, help=f"total features (default {DEFAULT_FEATURES})")
 parser.add_argument("--reference", action="store_true", help="drop each block's first level (dummy coding)")
+parser.add_argument("--weights", metavar="PATH", help="write the planted beta (and the 0.3 offset as intercept) to PATH")
 args = parser.parse_args()
 if args.rows < 1 or args.features < 14:
     parser.error("ROWS must be >= 1 and --features >= 14")
@@ -75,6 +83,12 @@ numeric_base = at
 beta = [0.0] + [rng.gauss(0, 0.5) for _ in range(args.features)]  # 1-based
 for k in range(sizes[0]):  # the trend through the file
     beta[bases[0] + k] += 1.5 * k / (sizes[0] - 1)
+OFFSET = 0.3
+if args.weights:  # before the rows' draws, and drawing nothing: the rows do not depend on it
+    with open(args.weights, "w") as f:
+        f.write("feature,weight\n")
+        f.write(f"intercept,{OFFSET!r}\n")
+        f.writelines(f"{j},{beta[j]!r}\n" for j in range(1, args.features + 1))
 
 # Each block's level of every row, drawn in bulk (period: the position).
 levels_of = [[t * sizes[0] // rows for t in range(rows)]]
@@ -98,7 +112,7 @@ for t in range(rows):
     idx = [base + levels_of[b][t] for b, base in enumerate(bases)]
     vals = [f"{column[t]:.5g}" for column in numeric]
     # y from the values as written, so that the store holds exactly the planted model's x.
-    y = 0.3 + sum(beta[j] for j in idx) + sum(w * float(v) for w, v in zip(numeric_beta, vals)) + noise[t]
+    y = OFFSET + sum(beta[j] for j in idx) + sum(w * float(v) for w, v in zip(numeric_beta, vals)) + noise[t]
     shown = [j for b, j in enumerate(idx) if not (args.reference and levels_of[b][t] == 0)]
     lines.append(f"{y:.6g} " + " ".join(f"{j}:1" for j in shown) + (" " if shown else "") +
                  " ".join(f"{j}:{v}" for j, v in zip(numeric_ids, vals)) + "\n")
