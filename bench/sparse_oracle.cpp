@@ -1,5 +1,5 @@
 // sparse_oracle STORE RUN_DIR|- [--intercept] [--prior-var V] [--noise-var V]
-//               [--out FILE.npy] [--json]
+//               [--out FILE.npy] [--test TEST_STORE] [--json]
 //
 // The exact posterior of the Bayesian linear model (ALGORITHMS.md section 1) at scale (issue
 // #15's oracle): linear_oracle's sparse twin, with the same command line and the same
@@ -46,6 +46,12 @@
 // fraction of coordinates whose mean is within 0.1 exact sd AND whose sd is within 10 %:
 // within_target) and the run's R-hat; --json for one JSON object. bench/oracle_check.sh checks
 // it against linear_oracle's dense Cholesky; bench/onehot_linear.py makes data at scale.
+// --test TEST_STORE: the exact posterior predictive on held-out rows, in the units of `agld
+// sample --model linear`'s test_loglik (the mean over the rows of log p(y | x, data)):
+// p(y | x, data) = N(y; x.mean, s2 + v) with v = x' P^-1 x = |L^-1 (perm x)|^2, one sparse
+// forward solve a row (its cost is the reach of the row in L: the dense trailing block, which
+// the intercept and the numeric columns always reach). Also the plug-in figure, log N(y;
+// x.mean, s2), and the mean of v.
 #include <Eigen/Dense>
 #include <Eigen/OrderingMethods>
 #include <Eigen/SparseCholesky>
@@ -57,6 +63,7 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <numbers>
 #include <random>
 #include <string>
 #include <vector>
@@ -157,14 +164,14 @@ Eigen::VectorXd selected_inverse_diagonal(const SpMat& l) {
 int main(int argc, char** argv) {
   const char* usage =
       "usage: sparse_oracle STORE RUN_DIR|- [--intercept] [--prior-var V] [--noise-var V] [--out "
-      "FILE.npy] [--json]\n";
+      "FILE.npy] [--test TEST_STORE] [--json]\n";
   if (argc < 3) {
     std::fprintf(stderr, "%s", usage);
     return 64;
   }
   bool intercept = false, json = false;
   double s2p = 1, s2 = 1;
-  std::string out_path;
+  std::string out_path, test_path;
   for (int i = 3; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--intercept"))
       intercept = true;
@@ -176,6 +183,8 @@ int main(int argc, char** argv) {
       s2 = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--out") && i + 1 < argc)
       out_path = argv[++i];
+    else if (!std::strcmp(argv[i], "--test") && i + 1 < argc)
+      test_path = argv[++i];
     else {
       std::fprintf(stderr, "unknown argument %s\n%s", argv[i], usage);
       return 64;
@@ -350,6 +359,68 @@ int main(int argc, char** argv) {
         "condition number >= %.3g (Rayleigh quotients after %d power and %d inverse-power "
         "iterations)\n",
         kappa, power_iterations, inverse_iterations);
+  }
+
+  if (!test_path.empty()) {
+    std::unique_ptr<agld::Store> test;
+    st = agld::Store::open(test_path, &test);
+    if (!st.is_ok() || test->meta().features > store->meta().features) {
+      std::fprintf(stderr, "%s: %s\n", test_path.c_str(),
+                   st.is_ok() ? "more features than the training store" : st.to_string().c_str());
+      return 65;
+    }
+    const auto t_test = std::chrono::steady_clock::now();
+    const Idx* lp = l.outerIndexPtr();
+    const Idx* li = l.innerIndexPtr();
+    const double* lx = l.valuePtr();
+    const auto& perm = llt.permutationP().indices();
+    std::vector<double> b(d, 0.0);
+    double ll_pred = 0, ll_plugin = 0, v_sum = 0;
+    uint64_t rows = 0;
+    const double log_2pi = std::log(2 * std::numbers::pi);
+    st = oracle::for_each_row(*test, intercept, [&](std::span<const uint32_t> idx, std::span<const double> val, double y) {
+      double m = 0;
+      Idx lo = di;
+      for (size_t a = 0; a < idx.size(); ++a) {
+        // The intercept's index is the test store's feature count: the training store's here.
+        const Idx j = intercept && a + 1 == idx.size() ? di - 1 : Idx{idx[a]};
+        m += val[a] * mean(j);
+        const Idx k = perm(j);
+        b[static_cast<size_t>(k)] += val[a];
+        lo = std::min(lo, k);
+      }
+      double v = 0;  // |L^-1 b|^2, b zeroed again on the way
+      for (Idx k = lo; k < di; ++k) {
+        double& bk = b[static_cast<size_t>(k)];
+        if (bk == 0) continue;
+        bk /= lx[lp[k]];
+        for (Idx p = lp[k] + 1; p < lp[k + 1]; ++p) b[static_cast<size_t>(li[p])] -= lx[p] * bk;
+        v += bk * bk;
+        bk = 0;
+      }
+      const double r2 = (y - m) * (y - m);
+      ll_pred += -0.5 * (log_2pi + std::log(s2 + v)) - r2 / (2 * (s2 + v));
+      ll_plugin += -0.5 * (log_2pi + std::log(s2)) - r2 / (2 * s2);
+      v_sum += v;
+      ++rows;
+    });
+    if (!st.is_ok()) {
+      std::fprintf(stderr, "%s\n", st.to_string().c_str());
+      return 65;
+    }
+    const double n = static_cast<double>(rows);
+    out["test"] = {{"rows", rows},
+                   {"loglik_predictive", ll_pred / n},
+                   {"loglik_plugin", ll_plugin / n},
+                   {"mean_predictive_variance_excess", v_sum / n},
+                   {"seconds", seconds_since(t_test)}};
+    if (!json) {
+      std::printf(
+          "test rows %llu: exact posterior predictive log-likelihood %.6f (plug-in at the mean %.6f; "
+          "mean x' Sigma x %.4g; %.1f s)\n",
+          static_cast<unsigned long long>(rows), ll_pred / n, ll_plugin / n, v_sum / n,
+          seconds_since(t_test));
+    }
   }
 
   if (compare) {
