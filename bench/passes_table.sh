@@ -9,8 +9,9 @@
 # DATA_DIR (default /tmp/agld-oracle) holds onehot_ref.svm, onehot_ref.agld and
 # onehot_ref_exact.npy, made here if missing (about 2 minutes). A VARIANT is NAME=FLAGS, FLAGS
 # added to its runs (a branch's variant: run the script again with that branch's BUILD_DIR);
-# default: none and diag. Every run: tmu-ca, 4 chains, seed 0, linear,
-# --intercept, --epochs 5, 10 and 20 (passes of minibatches; tmu reads two passes for each).
+# default: none and diag. Every run: the default method unless FLAGS give one, 4 chains, seed
+# 0, linear, --intercept, --epochs 5, 10 and 20 (passes of minibatches; ptu and tmu read about
+# two passes for each).
 # Prints one line per run: variant, epochs, passes read, within target, wall seconds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

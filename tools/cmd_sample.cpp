@@ -329,7 +329,7 @@ void add_sample(Cli& cli) {
   c->add_option("--model", a->opt.model, "logistic or linear")->default_val("logistic");
   c->add_option("--method", a->opt.method,
                 "SNAPSHOT-ACCESS: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br (e.g. tmu-ca); aliases: " + methods)
-      ->default_val("tmu-ca");
+      ->default_val("ptu-ca");
   c->add_option("--out", a->out, "the run directory (created if missing)")->required();
   c->add_option("--step", a->opt.step, "step size eta (default: from the store's statistics and a sample of rows; under diag in M's metric; see docs/samplers.md)");
   c->add_option("--precondition", a->opt.precondition,

@@ -21,7 +21,7 @@ struct SampleOptions {
   double noise_var = 1;            // linear model: y ~ N(theta . x, noise_var)
   double prior_var = 1;            // theta ~ N(0, prior_var I)
   bool intercept = false;          // append a constant feature 1 as the last coordinate
-  std::string method = "tmu-ca";   // SNAPSHOT-ACCESS or a paper alias (sample_methods())
+  std::string method = "ptu-ca";   // SNAPSHOT-ACCESS or a paper alias (sample_methods())
   uint64_t chains = 4;             // K chains in one run, from dispersed starts
   uint64_t chain_id = 1;           // the first chain's id: chains are chain_id ... chain_id + K - 1
   // Random orders: every chain reads the same batches (one sequence) instead of its own.

@@ -155,7 +155,7 @@ TEST_F(SampleCli, DefaultsRunWithoutAnyTuning) {
   const auto draws = read_csv(out + "/draws_1.csv", true);
   EXPECT_EQ(draws[0], (std::vector<std::string>{"lp__", "theta.1", "theta.2", "theta.3", "intercept"}));
   const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
-  EXPECT_EQ(cfg["method"], "tmu-ca");
+  EXPECT_EQ(cfg["method"], "ptu-ca");
   EXPECT_GT(cfg["step"].get<double>(), 1e-4);  // neither diverges nor crawls
   EXPECT_EQ(cfg["dim"], 14);
   const Npy npy = read_npy(out + "/posterior.npy");

@@ -74,7 +74,7 @@ TEST_F(SummaryCli, JsonAgreesWithThePosteriorAndTheConfiguration) {
   const auto cfg = nlohmann::json::parse(test::read_file(run_ + "/config.json"));
   EXPECT_EQ(s["chains"], 4);
   EXPECT_EQ(s["draws_per_chain"], cfg["result"]["draws"]);
-  EXPECT_EQ(s["method"], "tmu-ca");
+  EXPECT_EQ(s["method"], "ptu-ca");
   ASSERT_EQ(s["columns"].size(), 5u);
   const std::vector<std::string> names = {"lp__", "theta.1", "theta.2", "theta.3", "intercept"};
   const std::vector<size_t> coords = {0, 0, 1, 2, 13};
