@@ -83,9 +83,9 @@ TEST(StoredOrder, KeptOrderWarnsAndShuffledCyclicAgreesWithRandomAccess) {
   }
 
   // Shuffled: no warning, and tmu-ca agrees with tmu-ra within their Monte Carlo errors
-  // (posterior's mcse_mean of each run) on every coordinate, means and sds. The default length
-  // (10,000 iterations here) leaves the rarer levels unmixed (R-hat up to 1.2: mixing is issue
-  // #15's), so the runs are 5x longer, where R-hat is within about 1.05 and the MCSEs honest.
+  // (posterior's mcse_mean of each run) on every coordinate, means and sds. 10,000 iterations
+  // leave the rarer levels unmixed (R-hat up to 1.2: mixing is issue #15's), so the runs are
+  // 5x that, where R-hat is within about 1.05 and the MCSEs honest.
   const std::string ca = dir.file("ca"), ra = dir.file("ra");
   auto r = run_agld("sample --train " + shell_arg(shuffled) + " --method tmu-ca --iterations 50000" + common + shell_arg(ca));
   ASSERT_EQ(r.exit_code, 0) << r.err;
