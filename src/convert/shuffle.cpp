@@ -32,8 +32,10 @@ void put_record(std::vector<char>* out, uint64_t key, double label, const uint32
   std::memcpy(p, &key, 8);
   std::memcpy(p + 8, &label, 8);
   std::memcpy(p + 16, &nnz, 4);
-  std::memcpy(p + 20, idx, 4 * size_t{nnz});
-  std::memcpy(p + 20 + 4 * size_t{nnz}, val, 4 * size_t{nnz});
+  if (nnz > 0) {  // an empty row's idx and val may be an empty vector's null data()
+    std::memcpy(p + 20, idx, 4 * size_t{nnz});
+    std::memcpy(p + 20 + 4 * size_t{nnz}, val, 4 * size_t{nnz});
+  }
 }
 
 }  // namespace

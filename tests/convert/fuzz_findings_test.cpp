@@ -16,12 +16,14 @@ using test::TempDir;
 
 // Rows with no entries through the external shuffle: a block of empty rows only has null
 // arrays, and so do the output and a run's row before the first entry (shuffle.cpp: add,
-// next, Run::advance).
+// next, Run::advance, put_record; the last found by the ASan + UBSan suite in
+// Convert.ExternalShuffleMatchesInMemoryShuffle).
 TEST(ConvertFuzzFindings, EmptyRowsThroughTheShuffleInMemoryAndSpilled) {
   TempDir dir;
   SparseRows empty;
   for (int r = 0; r < 20000; ++r) empty.add_row(r % 2 ? 1.0 : -1.0, {}, {});
-  for (uint64_t memory : {uint64_t{1} << 30, uint64_t{256} << 10}) {
+  // In memory; spilled to runs; spilled to so many runs that some are merged (put_record).
+  for (uint64_t memory : {uint64_t{1} << 30, uint64_t{256} << 10, uint64_t{100} << 10}) {
     SCOPED_TRACE("memory " + std::to_string(memory));
     ExternalShuffler sh(7, memory, dir.path().string());
     for (size_t r = 0; r < empty.rows(); ++r) ASSERT_TRUE(sh.add(empty, r, r).is_ok());
