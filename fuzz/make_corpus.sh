@@ -9,8 +9,9 @@ agld="$(realpath "$1")"
 out=fuzz/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rm -rf "$out"
+# The inputs of findings (finding-*, docs/reliability.md) are kept; the rest is remade.
 mkdir -p "$out"/{libsvm,convert,store,summary}
+find "$out" -type f ! -name 'finding-*' -delete
 
 # --- LIBSVM texts: one options byte (fuzz/libsvm_fuzz.cpp), then the text ---
 texts=(
