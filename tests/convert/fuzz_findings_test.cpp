@@ -28,7 +28,9 @@ TEST(ConvertFuzzFindings, EmptyRowsThroughTheShuffleInMemoryAndSpilled) {
     ExternalShuffler sh(7, memory, dir.path().string());
     for (size_t r = 0; r < empty.rows(); ++r) ASSERT_TRUE(sh.add(empty, r, r).is_ok());
     ASSERT_TRUE(sh.finish().is_ok());
-    if (memory < (uint64_t{1} << 20)) EXPECT_GT(sh.runs(), 0u) << "meant to spill";
+    if (memory < (uint64_t{1} << 20)) {
+      EXPECT_GT(sh.runs(), 0u) << "meant to spill";
+    }
     SparseRows out;
     bool done = false;
     while (!done) ASSERT_TRUE(sh.next(&out, 997, 1 << 20, &done).is_ok());
