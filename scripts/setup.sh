@@ -2,6 +2,8 @@
 # Installs exactly the Debian packages agld needs. Idempotent: it asks apt only for what is missing.
 #   scripts/setup.sh          build + test dependencies
 #   scripts/setup.sh --bench  also the tools the benchmarks compare against (xgboost, hyperfine)
+#   scripts/setup.sh --fuzz   also clang and libFuzzer's runtime (fuzz/run.sh, scripts/sanitize.sh);
+#                             g++'s sanitizer runtimes (libasan, libubsan, libtsan) come with g++
 set -euo pipefail
 pkgs=(cmake g++ make pkg-config
       libboost-iostreams-dev libeigen3-dev libtbb-dev libzstd-dev
@@ -9,6 +11,11 @@ pkgs=(cmake g++ make pkg-config
       zstd xz-utils bzip2 gzip)
 if [[ "${1:-}" == "--bench" ]]; then
   pkgs+=(xgboost python3-xgboost hyperfine linux-perf time gnuplot-nox)
+fi
+if [[ "${1:-}" == "--fuzz" ]]; then
+  # clang-14 and its runtimes (libclang-rt-14-dev: libFuzzer, clang's ASan/UBSan); llvm-14 for
+  # llvm-symbolizer, which names the source lines of a sanitizer's stack traces.
+  pkgs+=(clang-14 libclang-rt-14-dev llvm-14)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

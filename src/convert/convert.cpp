@@ -81,7 +81,8 @@ class TextBuffer {
   void commit(size_t n) { size_ += n; }
   void assign(std::string_view s) {
     size_ = 0;
-    std::memcpy(reserve_tail(s.size()), s.data(), s.size());
+    char* to = reserve_tail(s.size());  // null while nothing was ever reserved
+    if (!s.empty()) std::memcpy(to, s.data(), s.size());
     size_ = s.size();
   }
   void truncate(size_t n) { size_ = n; }

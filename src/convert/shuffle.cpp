@@ -32,8 +32,10 @@ void put_record(std::vector<char>* out, uint64_t key, double label, const uint32
   std::memcpy(p, &key, 8);
   std::memcpy(p + 8, &label, 8);
   std::memcpy(p + 16, &nnz, 4);
-  std::memcpy(p + 20, idx, 4 * size_t{nnz});
-  std::memcpy(p + 20 + 4 * size_t{nnz}, val, 4 * size_t{nnz});
+  if (nnz > 0) {  // an empty row's idx and val may be an empty vector's null data()
+    std::memcpy(p + 20, idx, 4 * size_t{nnz});
+    std::memcpy(p + 20 + 4 * size_t{nnz}, val, 4 * size_t{nnz});
+  }
 }
 
 }  // namespace
@@ -129,8 +131,10 @@ struct ExternalShuffler::Run {
     const char* p = buf.data() + pos + 20;
     idx.resize(nnz);
     val.resize(nnz);
-    std::memcpy(idx.data(), p, 4 * size_t{nnz});
-    std::memcpy(val.data(), p + 4 * size_t{nnz}, 4 * size_t{nnz});
+    if (nnz > 0) {  // empty vectors' data() may be null, and memcpy from or to null undefined
+      std::memcpy(idx.data(), p, 4 * size_t{nnz});
+      std::memcpy(val.data(), p + 4 * size_t{nnz}, 4 * size_t{nnz});
+    }
     pos += 20 + 8 * size_t{nnz};
     return Status::ok();
   }
@@ -200,8 +204,10 @@ Status ExternalShuffler::add(const SparseRows& src, size_t r, uint64_t global_ro
   char* p = place(bytes);
   std::memcpy(p, &src.labels[r], 8);
   std::memcpy(p + 8, &nnz, 4);
-  std::memcpy(p + 12, src.indices.data() + b, 4 * size_t{nnz});
-  std::memcpy(p + 12 + 4 * size_t{nnz}, src.values.data() + b, 4 * size_t{nnz});
+  if (nnz > 0) {  // a block of empty rows only may have null arrays
+    std::memcpy(p + 12, src.indices.data() + b, 4 * size_t{nnz});
+    std::memcpy(p + 12 + 4 * size_t{nnz}, src.values.data() + b, 4 * size_t{nnz});
+  }
   // fmix64 and mix64 are bijections: distinct rows get distinct keys.
   slots_.push_back({mix64(seed_ ^ mix64(global_row)), p});
   return Status::ok();
@@ -364,8 +370,10 @@ Status ExternalShuffler::next(SparseRows* out, uint64_t max_rows, uint64_t max_b
       const size_t at = out->indices.size();
       out->indices.resize(at + nnz);
       out->values.resize(at + nnz);
-      std::memcpy(out->indices.data() + at, p + 12, 4 * size_t{nnz});
-      std::memcpy(out->values.data() + at, p + 12 + 4 * size_t{nnz}, 4 * size_t{nnz});
+      if (nnz > 0) {  // an empty row into empty arrays: data() may be null, memcpy's undefined
+        std::memcpy(out->indices.data() + at, p + 12, 4 * size_t{nnz});
+        std::memcpy(out->values.data() + at, p + 12 + 4 * size_t{nnz}, 4 * size_t{nnz});
+      }
       out->offsets.push_back(out->indices.size());
       ++rows;
       bytes += 12 + 8 * nnz;

@@ -58,6 +58,8 @@ Status read_config(const std::string& dir, std::string_view text, RunConfig* c) 
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return Status::corruption(fmt::format("{}: not valid JSON (byte {}): {}", where, e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // a number out of range (1e999) is not a parse_error
+    return Status::corruption(fmt::format("{}: not valid JSON: {}", where, e.what()));
   }
   try {
     c->method = j.at("method").get<std::string>();

@@ -594,8 +594,7 @@ class Producer {
     slot->clear();
     bool read_one = false;
     while (slot->rows.size() < kSlotRows) {
-      const std::span<const RowRef> next = plan_.upcoming();
-      const RowRef r = next[0];
+      const RowRef r = plan_.upcoming()[0];
       if (!current_ || r.chunk != current_k_) {
         if (read_one) break;
         std::shared_ptr<ChunkBox> c = cache_.find(r.chunk);
@@ -615,7 +614,9 @@ class Producer {
       } else if (slot->segments.empty()) {  // the chunk goes on from the previous slot
         slot->segments.push_back(Segment{current_, 0});
       }
-      // The run of rows in this chunk, as far as the slot and the plan go.
+      // The run of rows in this chunk, as far as the slot and the plan go. (Taken only now:
+      // hold() may have planned further ahead, which moves the plan's rows.)
+      const std::span<const RowRef> next = plan_.upcoming();
       const size_t room = std::min(kSlotRows - slot->rows.size(), next.size());
       size_t run = 1;
       while (run < room && next[run].chunk == current_k_) ++run;

@@ -38,6 +38,7 @@ uint64_t rss_bytes() {
 // Scans a fresh ~40 MiB store (codec none, 256 KiB chunks) with a 10 MiB budget. rr and ra
 // read rows on their own (direct rows), or, with direct off, a whole chunk for each row.
 void check_budget(const char* order, double passes, bool direct = true) {
+  AGLD_SKIP_IF_MEMORY_SANITIZED();
   test::TempDir dir;
   // ~40 MiB uncompressed: criteo-shaped rows are ~195 raw bytes each.
   GenOptions gen;

@@ -11,6 +11,33 @@
 #include "agld/status.hpp"
 #include "agld/store.hpp"
 
+// The sanitizer this build runs under that makes the process's resident set say nothing
+// about agld's own memory (shadow memory, quarantined frees, its own allocator), or nullptr:
+// "AddressSanitizer" or "ThreadSanitizer" (scripts/sanitize.sh builds with both).
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AGLD_TEST_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define AGLD_TEST_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(AGLD_TEST_ASAN)
+#define AGLD_TEST_MEMORY_SANITIZER "AddressSanitizer"
+#elif defined(__SANITIZE_THREAD__) || defined(AGLD_TEST_TSAN)
+#define AGLD_TEST_MEMORY_SANITIZER "ThreadSanitizer"
+#endif
+
+// A test that measures memory (resident set, peak RSS) skips itself under those sanitizers,
+// saying why. Use at the top of the test body (GoogleTest's GTEST_SKIP).
+#ifdef AGLD_TEST_MEMORY_SANITIZER
+#define AGLD_SKIP_IF_MEMORY_SANITIZED()                                                          \
+  GTEST_SKIP() << "measures the process's memory, which " AGLD_TEST_MEMORY_SANITIZER            \
+                  " inflates (shadow memory, quarantine); run it in the normal build"
+#else
+#define AGLD_SKIP_IF_MEMORY_SANITIZED() static_cast<void>(0)
+#endif
+
 namespace agld::test {
 
 // A fresh directory under $AGLD_TEST_TMP (or the system temp dir), removed on destruction.

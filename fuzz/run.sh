@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan + UBSan) and runs each for SECONDS (default 60),
+# one after another, on one core. New inputs go to $WORK/corpus/TARGET (the committed seeds in
+# fuzz/corpus/TARGET are read, not written); a crash, leak, sanitizer report or timeout is
+# saved to $WORK/artifacts/ and makes the script fail after every target has run.
+#   fuzz/run.sh [SECONDS]      env: BUILD (default build-fuzz), WORK (default BUILD/work),
+#                              JOBS (build jobs; default all cores), TARGETS (default: all)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+build="${BUILD:-build-fuzz}"
+work="${WORK:-$build/work}"
+jobs="${JOBS:-$(nproc)}"
+targets=(${TARGETS:-libsvm convert store summary})
+cxx="${CXX_FUZZ:-$(command -v clang++-14 || command -v clang++)}"
+cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DAGLD_FUZZ=ON -DAGLD_BUILD_TESTS=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" >/dev/null
+cmake --build "$build" -j"$jobs" --target "${targets[@]/%/_fuzz}"
+mkdir -p "$work/artifacts"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  mkdir -p "$work/corpus/$t"
+  log="$work/$t.log"
+  echo "fuzz: $t for ${seconds}s (log $log)"
+  # -timeout: an input that takes 10 s is a hang; -rss_limit_mb: 2 GB is out of memory.
+  if "$build/fuzz/${t}_fuzz" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="$work/artifacts/${t}-" \
+      "$work/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1; then
+    result=ok
+  else
+    result="FAILED (see $log and $work/artifacts/)"
+    status=1
+  fi
+  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' || true)
+  cov=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -1 || true)
+  summary+=("$t: ${execs:-?} executions, ${cov:-no cov line}, $result")
+done
+printf 'fuzz: %s\n' "${summary[@]}"
+exit "$status"
