@@ -141,6 +141,9 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   const uint64_t sb = o.snapshot_batch.value_or(std::max<uint64_t>(r.batch, (n_rows + 9) / 10));
   r.snapshot_batch = std::max<uint64_t>(1, (sb + r.batch - 1) / r.batch) * r.batch;  // whole batches
 
+  // A row's nonzeros on average, the intercept's included: what the small-store floor and the
+  // default thinning count.
+  const double row_nnz = static_cast<double>(m.nnz) / static_cast<double>(n_rows) + (o.intercept ? 1 : 0);
   if (o.iterations && o.epochs) return Status::invalid_argument("give --iterations or --epochs, not both");
   if (o.iterations) {
     r.iterations = *o.iterations;
@@ -164,7 +167,6 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     }
     if (o.precondition == "diag") reads.start += preconditioner_rows(train);
     const uint64_t by_passes = most_iterations(reads, static_cast<uint64_t>(kDefaultPasses * static_cast<double>(n_rows)));
-    const double row_nnz = static_cast<double>(m.nnz) / static_cast<double>(n_rows) + (o.intercept ? 1 : 0);
     const auto floor_rows = static_cast<uint64_t>(std::min(static_cast<double>(kFloorRows), kFloorNnz / std::max(row_nnz, 1.0)));
     const uint64_t floor = std::max(std::min(kFloorIterations, most_iterations(reads, floor_rows)),
                                     std::min(kFloorOldIterations, most_iterations(reads, kFloorRows)));
@@ -180,7 +182,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   // batch (bench/sample_bench.sh); keep one every 4 d / (nnz of a batch) iterations, so
   // that keeping states costs no more than the iterations between; but keep at least 100
   // states a chain, which the diagnostics need.
-  const double batch_nnz = static_cast<double>(r.batch) * (static_cast<double>(m.nnz) / static_cast<double>(n_rows) + (o.intercept ? 1 : 0));
+  const double batch_nnz = static_cast<double>(r.batch) * row_nnz;
   const uint64_t kept_iterations = r.iterations - r.burn_in;
   const uint64_t by_cost = static_cast<uint64_t>(std::ceil(4 * static_cast<double>(r.dim) / std::max(batch_nnz, 1.0)));
   r.thin = o.thin.value_or(std::max<uint64_t>(1, std::min(by_cost, kept_iterations / kMinDefaultDraws)));
