@@ -10,11 +10,13 @@
 #include "agld/convert.hpp"
 #include "agld/store.hpp"
 #include "convert/shuffle.hpp"
+#include "convert_test_support.hpp"
 #include "test_support.hpp"
 
 namespace agld {
 namespace {
 
+using test::convert_one;
 using test::TempDir;
 
 SparseRows read_store(const std::string& path, Store::Labels labels = Store::Labels::kRaw,
@@ -32,13 +34,6 @@ SparseRows read_store(const std::string& path, Store::Labels labels = Store::Lab
   }
   if (meta) *meta = s->meta();
   return all;
-}
-
-Status convert_one(const std::string& in, const std::string& out, ConvertOptions opt = {}) {
-  opt.inputs = {in};
-  opt.output = out;
-  ConvertReport rep;
-  return convert(opt, &rep);
 }
 
 // Options that keep the source's row order (rows are shuffled by default), for tests that

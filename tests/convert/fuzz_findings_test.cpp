@@ -7,6 +7,7 @@
 #include "agld/convert.hpp"
 #include "agld/store.hpp"
 #include "convert/shuffle.hpp"
+#include "convert_test_support.hpp"
 #include "test_support.hpp"
 
 namespace agld {
@@ -44,11 +45,9 @@ TEST(ConvertFuzzFindings, AFileOfEmptyRowsConverts) {
   TempDir dir;
   test::write_file(dir.file("in.svm"), "-1\n1\n");
   ConvertOptions opt;
-  opt.inputs = {dir.file("in.svm")};
-  opt.output = dir.file("out.agld");
   opt.threads = 1;
   ConvertReport report;
-  const Status st = convert(opt, &report);
+  const Status st = test::convert_one(dir.file("in.svm"), dir.file("out.agld"), opt, &report);
   ASSERT_TRUE(st.is_ok()) << st.to_string();
   EXPECT_EQ(report.rows, 2u);
   EXPECT_EQ(report.nnz, 0u);
@@ -63,11 +62,9 @@ TEST(ConvertFuzzFindings, CompressedInputStartsFromAnEmptyCarry) {
   const auto r = test::run_shell("gzip -k " + test::shell_arg(dir.file("in.svm")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ConvertOptions opt;
-  opt.inputs = {dir.file("in.svm.gz")};
-  opt.output = dir.file("out.agld");
   opt.threads = 1;
   ConvertReport report;
-  const Status st = convert(opt, &report);
+  const Status st = test::convert_one(dir.file("in.svm.gz"), dir.file("out.agld"), opt, &report);
   ASSERT_TRUE(st.is_ok()) << st.to_string();
   EXPECT_EQ(report.rows, 2u);
   EXPECT_EQ(report.nnz, 3u);
