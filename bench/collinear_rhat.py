@@ -51,10 +51,9 @@ for c in chains:
     halves += [c[:h], c[n - h:n]]
 
 
-def rhat(values_of):  # values_of(state) -> value; classic split-R-hat over the halves
+def split_rhat(series):  # series: one list of values per half; classic split-R-hat
     means, vars_ = [], []
-    for half in halves:
-        v = [values_of(s) for s in half]
+    for v in series:
         mu = sum(v) / h
         means.append(mu)
         vars_.append(sum((x - mu) ** 2 for x in v) / (h - 1))
@@ -62,6 +61,10 @@ def rhat(values_of):  # values_of(state) -> value; classic split-R-hat over the 
     g = sum(means) / len(means)
     b = h * sum((mu - g) ** 2 for mu in means) / (len(means) - 1)
     return math.sqrt(((h - 1) / h * w + b / h) / w) if w > 0 else float("nan")
+
+
+def rhat(values_of):  # values_of(state) -> value
+    return split_rhat([[values_of(s) for s in half] for half in halves])
 
 
 # Block means per state, once.
@@ -75,16 +78,7 @@ for half in halves:
 
 
 def rhat_with_means(f):  # f(state, block_means) -> value
-    means, vars_ = [], []
-    for half, bm in zip(halves, block_mean):
-        v = [f(st, m) for st, m in zip(half, bm)]
-        mu = sum(v) / h
-        means.append(mu)
-        vars_.append(sum((x - mu) ** 2 for x in v) / (h - 1))
-    w = sum(vars_) / len(vars_)
-    g = sum(means) / len(means)
-    b = h * sum((mu - g) ** 2 for mu in means) / (len(means) - 1)
-    return math.sqrt(((h - 1) / h * w + b / h) / w) if w > 0 else float("nan")
+    return split_rhat([[f(st, m) for st, m in zip(half, bm)] for half, bm in zip(halves, block_mean)])
 
 
 print(f"{run}: {len(chains)} chains x {n} kept states, {len(cols)} coordinates tracked")
