@@ -179,7 +179,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   const double kick = row_kick(sample, c, per_row);
   if (!step_given) {
     r->step = 1.0 / std::max(kMargin * lambda, kKickMargin * kick);
-    r->step_rule = fmt::format("1 / max(1.25 lambda, {:g} kick): lambda", kKickMargin) +
+    r->step_rule = fmt::format("1 / max({:g} lambda, {:g} kick): lambda", kMargin, kKickMargin) +
                    " the largest eigenvalue of the preconditioned Hessian bound M^1/2 (c X'X + I/prior_var) M^1/2, by power iteration on " +
                    std::to_string(sampled) +
                    " sampled rows, kick the largest (N/batch) c sum_j M_j x_ij^2 of a sampled row; M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)";
