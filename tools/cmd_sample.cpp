@@ -66,7 +66,8 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"noise_var", o.model == "linear" ? nlohmann::json(o.noise_var) : nlohmann::json()},
           {"prior_var", std::isinf(o.prior_var) ? nlohmann::json("inf") : nlohmann::json(o.prior_var)},
           {"intercept", o.intercept},
-          {"method", o.method},
+          {"method", *o.method},
+          {"method_rule", r.method_rule},
           {"snapshot", r.snapshot},
           {"access", r.access},
           {"dynamics", "ld"},
@@ -184,7 +185,7 @@ class CliObserver final : public SampleObserver {
         fmt::format("model = {}, prior_var = {}, intercept = {}", run.options.model,
                     run.options.prior_var, run.options.intercept ? "yes" : "no"),
         fmt::format("method = {} (snapshot {}, access {}, dynamics ld), chains = {} (ids {} to {}), batches {}",
-                    run.options.method, run.snapshot, run.access, run.options.chains, run.options.chain_id,
+                    *run.options.method, run.snapshot, run.access, run.options.chains, run.options.chain_id,
                     run.options.chain_id + run.options.chains - 1,
                     run.own_streams && run.options.chains > 1 ? "each chain's own" : "shared"),
         fmt::format("precondition = {}", run.options.precondition),
@@ -299,7 +300,7 @@ int run_sample(SampleArgs& a) {
   if (!st.is_ok()) return fail(st);
   fmt::memory_buffer b;
   fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} chains x {} iterations ({:.3g} passes read)\n",
-                 r.options.method, train->path(), r.options.model, r.rows, r.dim, r.options.chains, r.iterations,
+                 *r.options.method, train->path(), r.options.model, r.rows, r.dim, r.options.chains, r.iterations,
                  result.last_eval ? result.last_eval->passes : 0.0);
   const std::string table = summary_text(summary);
   b.append(table.data(), table.data() + table.size());
@@ -328,8 +329,8 @@ void add_sample(Cli& cli) {
   c->add_option("--test", a->test, "a held-out store for the test metrics");
   c->add_option("--model", a->opt.model, "logistic or linear")->default_val("logistic");
   c->add_option("--method", a->opt.method,
-                "SNAPSHOT-ACCESS: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br (e.g. tmu-ca); aliases: " + methods)
-      ->default_val("ptu-ca");
+                "SNAPSHOT-ACCESS: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br (e.g. tmu-ca); aliases: " + methods +
+                    " (default ptu-ca; on a store converted with --keep-order, ptu-rr: docs/samplers.md)");
   c->add_option("--out", a->out, "the run directory (created if missing)")->required();
   c->add_option("--step", a->opt.step, "step size eta (default: from the store's statistics and a sample of rows; under diag in M's metric; see docs/samplers.md)");
   c->add_option("--precondition", a->opt.precondition,

@@ -21,7 +21,11 @@ struct SampleOptions {
   double noise_var = 1;            // linear model: y ~ N(theta . x, noise_var)
   double prior_var = 1;            // theta ~ N(0, prior_var I)
   bool intercept = false;          // append a constant feature 1 as the last coordinate
-  std::string method = "ptu-ca";   // SNAPSHOT-ACCESS or a paper alias (sample_methods())
+  // SNAPSHOT-ACCESS or a paper alias (sample_methods()). Default (docs/samplers.md,
+  // "Defaults"): ptu-ca; on a store whose rows kept their source order, ptu-rr, which needs
+  // the decoded store to fit the reader's share of --memory (else resolving is an error that
+  // says what to do).
+  std::optional<std::string> method;
   uint64_t chains = 4;             // K chains in one run, from dispersed starts
   uint64_t chain_id = 1;           // the first chain's id: chains are chain_id ... chain_id + K - 1
   // Random orders: every chain reads the same batches (one sequence) instead of its own.
@@ -51,6 +55,10 @@ struct SampleOptions {
 // The options with every default resolved against the store, as the run used them.
 struct ResolvedSample {
   SampleOptions options;  // every optional set
+  std::string method_rule;  // "given", or why the default method was chosen
+  // The default method chose a random order because the store kept its source order: the
+  // memory plan must then keep the whole store in the reader's cache.
+  bool random_for_order = false;
   std::string snapshot;   // none | full | ptu | ptu+ | ppu | tmu
   std::string access;     // ca | rr | ra | br
   uint64_t rows = 0;      // N
@@ -63,6 +71,9 @@ struct ResolvedSample {
   uint64_t state_bytes = 0;       // every chain's state and the shared accumulators
   uint64_t reader_bytes = 0;      // the training reader's share
   std::string step_rule;          // how the step was chosen, for config.json
+  // |theta| beyond which a chain's state is outside the posterior: a divergence that stops
+  // the run (docs/samplers.md, "Divergence"); infinite under a flat prior.
+  double divergence_radius = 0;
   // The preconditioner (diag): its levels, the range of M, the estimated largest eigenvalue
   // of the preconditioned Hessian, and the training rows it read (counted in passes).
   uint64_t precondition_levels = 0;

@@ -6,6 +6,7 @@
 
 #include <boost/random/uniform_real_distribution.hpp>
 #include <cstdio>
+#include <fmt/format.h>
 
 #include "common/mix.hpp"
 
@@ -57,8 +58,16 @@ Status Chain::diverged(uint64_t k) const {
                                   " (a non-finite state): try a smaller --step than " + buf);
 }
 
+Status Chain::left_posterior(uint64_t k) const {
+  return Status::invalid_argument(fmt::format(
+      "chain {} diverged at iteration {}: |theta| = {:.3g}, beyond {:.3g}, which no posterior draw reaches "
+      "(docs/samplers.md, \"Divergence\"): try a smaller --step than {:.6g}",
+      id_, k, std::sqrt(sq_), cfg_.divergence_radius, cfg_.step));
+}
+
 Status Chain::sync(uint64_t k, bool keep) {
   if (!state_.sync(k, a_, noise_, &sq_)) return diverged(k);
+  if (sq_ > cfg_.divergence_radius * cfg_.divergence_radius) return left_posterior(k);
   if (keep) {
     draw_.iteration = k;
     draw_.tracked.resize(cfg_.track.size());

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <vector>
@@ -28,6 +29,9 @@ struct ChainConfig {
   std::vector<double> level_steps;
   const uint8_t* level = nullptr;
   double prior_var = 1;
+  // |theta| beyond which the state is outside the posterior (ResolvedSample::divergence_radius):
+  // sync() then reports a divergence.
+  double divergence_radius = std::numeric_limits<double>::infinity();
   bool dense = false;     // every coordinate, every iteration (the tests' reference)
   const model::Model* model = nullptr;
   std::vector<uint64_t> track;
@@ -78,6 +82,7 @@ class Chain {
  private:
   double a_of(uint32_t j) const { return a_.empty() ? 0.0 : a_[j]; }
   Status diverged(uint64_t k) const;
+  Status left_posterior(uint64_t k) const;  // |theta| beyond cfg_.divergence_radius
 
   uint64_t id_;
   ChainConfig cfg_;

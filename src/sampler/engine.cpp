@@ -327,6 +327,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
   cfg.level_steps = pre_.level_steps;
   cfg.level = pre_.level.empty() ? nullptr : pre_.level.data();
   cfg.prior_var = run_.options.prior_var;
+  cfg.divergence_radius = run_.divergence_radius;
   cfg.dense = run_.options.dense;
   cfg.model = model_.get();
   cfg.track = run_.options.track;

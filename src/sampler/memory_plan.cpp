@@ -124,6 +124,24 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
   } else {
     p.pass = readers;
   }
+  if (r.random_for_order && need_main) {
+    const uint64_t whole = reader_whole_store_memory(train, main_opt);
+    if (p.main < whole) {
+      // Out of core a random order reads a row or a chunk for each row (docs/readers.md,
+      // "Which store suits which order"): thousands of rows a second. Say so rather than run
+      // for days, or run a cyclic order that follows the stored order's trends. The budget
+      // suggested covers the diagnostics of every coordinate and every reader's whole store,
+      // which leaves the main reader its whole store whatever the split above.
+      return Status::invalid_argument(
+          "the rows of " + train.path() + " are in their source order (converted with --keep-order), where the "
+          "default cyclic order would sample the wrong posterior if the order has a trend (time, a sorted column); "
+          "the default is then " + *r.options.method + ", a random order, which needs the decoded store in memory: the "
+          "reader would get " + mib(p.main) + " and the store takes " + mib(whole) + ". Convert the store again "
+          "without --keep-order (its rows are then shuffled and ptu-ca reads them fast), or give --memory " +
+          std::to_string((need + all + readers_whole + (1 << 20) - 1) >> 20) + "M or more, or choose --method yourself: " + *r.options.method +
+          " (a random order, thousands of rows a second out of core) or ptu-ca (if the stored order has no trend)");
+    }
+  }
   r.chain_bytes = p.chain;
   r.state_bytes = k * p.chain + p.shared + p.diagnostics;
   r.reader_bytes = p.main ? p.main : p.pass;

@@ -26,6 +26,11 @@ constexpr uint64_t kFloorRows = 10000000;
 constexpr double kFloorNnz = 1.5e8;
 constexpr uint64_t kMinDefaultDraws = 100;  // kept states a chain, at least (the diagnostics)
 constexpr uint64_t kDefaultTracked = 10;
+constexpr const char* kDefaultMethod = "ptu-ca";
+constexpr const char* kDefaultMethodInSourceOrder = "ptu-rr";
+// The divergence radius is this many times the bound on a posterior draw's |theta|, so that
+// a discretisation's widening of the chain's spread never reaches it.
+constexpr double kDivergenceMargin = 10;
 
 // Rows a chain's run of `it` iterations reads: its start, its batches and its refreshes.
 struct Reads {
@@ -43,6 +48,21 @@ uint64_t most_iterations(const Reads& reads, uint64_t rows) {
     (reads(mid) <= rows ? lo : hi) = mid;
   }
   return lo;
+}
+
+// kDivergenceMargin times a bound on the norm of a posterior draw (docs/samplers.md,
+// "Divergence"). With U = L + |theta|^2 / (2 prior_var) and the loss L >= 0, the mode has
+// |theta*|^2 <= 2 prior_var U(theta*) <= 2 prior_var L(0); a log-concave likelihood makes the
+// posterior's covariance at most prior_var I (Brascamp-Lieb), so a draw lies within about
+// sqrt(prior_var d) of its mean, and the mean within that of the mode. L(0) <= N times the
+// largest loss at margin 0 over the labels' range (the loss is convex in y).
+double divergence_radius(const StoreMeta& m, const model::Model& model, double prior_var, uint64_t dim) {
+  if (std::isinf(prior_var)) return std::numeric_limits<double>::infinity();
+  const double at_zero = m.label_kind == LabelKind::kBinary
+                             ? std::max(model.loss(1, 0), model.loss(-1, 0))
+                             : std::max(model.loss(m.label_min, 0), model.loss(m.label_max, 0));
+  const double l0 = static_cast<double>(m.rows) * at_zero;
+  return kDivergenceMargin * std::sqrt(prior_var) * (std::sqrt(2 * l0) + 2 * std::sqrt(static_cast<double>(dim)));
 }
 
 }  // namespace
@@ -74,11 +94,26 @@ ReaderOptions pass_reader_options(const Store& store, uint64_t seed) {
 Status resolve_options(const Store& train, const Store* test, const SampleOptions& o, ResolvedSample* out) {
   ResolvedSample r;
   r.options = o;
-  Status st = split_method(o.method, &r.snapshot, &r.access);
+  const StoreMeta& m = train.meta();
+  // The default method: ptu-ca, or on a store in its source order ptu-rr, whose every
+  // minibatch is drawn from all rows (cyclic access there follows the order's trends;
+  // docs/readers.md). plan_memory() checks that the store then fits the reader's cache.
+  if (o.method) {
+    r.method_rule = "given";
+  } else if (rows_shuffled(m)) {
+    r.options.method = kDefaultMethod;
+    r.method_rule = "default";
+  } else {
+    r.options.method = kDefaultMethodInSourceOrder;
+    r.random_for_order = true;
+    r.method_rule = std::string("default for a store in its source order (converted with --keep-order): ") +
+                    kDefaultMethodInSourceOrder + " reads every pass in a fresh random order, where " + kDefaultMethod +
+                    "'s cyclic order would follow any trend in the stored order";
+  }
+  Status st = split_method(*r.options.method, &r.snapshot, &r.access);
   if (!st.is_ok()) return st;
   const model::ModelInfo* mi = model::find_model(o.model);
   if (!mi) return Status::invalid_argument("unknown --model '" + o.model + "' (known: logistic, linear)");
-  const StoreMeta& m = train.meta();
   if (o.model == "logistic" && m.label_kind != LabelKind::kBinary) {
     return Status::invalid_argument("--model logistic needs binary labels, and " + train.path() +
                                     " holds real ones (convert it with --task binary)");
@@ -132,6 +167,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   }
   if (!(r.step > 0) || !std::isfinite(r.step)) return Status::invalid_argument("--step must be positive");
   if (o.time_limit && !(*o.time_limit > 0)) return Status::invalid_argument("--time-limit must be positive");
+  r.divergence_radius = divergence_radius(m, *model_obj, o.prior_var, r.dim);
   if (o.precondition != "diag" && r.step * inv_s2p >= 1) {  // under diag, eta M_j is checked (preconditioner.cpp)
     return Status::invalid_argument("--step must be below --prior-var (the prior alone makes larger steps unstable)");
   }

@@ -7,35 +7,12 @@
 
 #include <ostream>
 
-#include <fstream>
-#include <sstream>
 
 #include "agld/convert.hpp"
 #include "sampler_test_support.hpp"
 
 namespace agld::test {
 namespace {
-
-struct Ref {
-  std::vector<double> mean, sd;
-};
-
-Ref read_ref() {
-  Ref r;
-  std::ifstream in(std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.ref.csv");
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string coord, mean, sd;
-    std::getline(ss, coord, ',');
-    std::getline(ss, mean, ',');
-    std::getline(ss, sd, ',');
-    r.mean.push_back(std::stod(mean));
-    r.sd.push_back(std::stod(sd));
-  }
-  return r;
-}
 
 struct Case {
   const char* method;
@@ -53,7 +30,7 @@ class HeartScale : public ::testing::TestWithParam<Case> {};
 TEST_P(HeartScale, MatchesStan) {
   const Case& c = GetParam();
   const uint64_t seed = test_seed(41);
-  const Ref ref = read_ref();
+  const StanReference ref = read_heart_scale_reference();
   ASSERT_EQ(ref.mean.size(), 13u);
   TempDir dir;
   ConvertOptions co;

@@ -7,7 +7,6 @@
 
 #include <ostream>
 
-#include <Eigen/Dense>
 #include <random>
 
 #include "sampler_test_support.hpp"
@@ -19,42 +18,9 @@ constexpr uint32_t kDim = 5;
 constexpr size_t kRows = 120;
 constexpr uint64_t kChains = 4;
 
-struct Problem {
-  SparseRows rows;
-  Eigen::VectorXd mean, sd;
-  double lambda_max = 0;
-};
-
-Problem make_problem(uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n01;
-  std::bernoulli_distribution present(0.6);
-  const double beta[kDim] = {1.0, -0.5, 0.3, 0.0, 2.0};
-  Problem p;
-  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(kRows, kDim);
-  Eigen::VectorXd y(kRows);
-  for (size_t r = 0; r < kRows; ++r) {
-    std::vector<uint32_t> idx;
-    std::vector<float> val;
-    double m = 0;
-    for (uint32_t j = 0; j < kDim; ++j) {
-      if (!present(rng)) continue;
-      const float v = static_cast<float>(n01(rng));
-      idx.push_back(j);
-      val.push_back(v);
-      x(static_cast<Eigen::Index>(r), j) = v;
-      m += beta[j] * v;
-    }
-    y(static_cast<Eigen::Index>(r)) = m + n01(rng);
-    p.rows.add_row(y(static_cast<Eigen::Index>(r)), idx, val);
-  }
+ExactLinear make_problem(uint64_t seed) {
   // noise_var = 1, prior_var = 1
-  const Eigen::MatrixXd precision = x.transpose() * x + Eigen::MatrixXd::Identity(kDim, kDim);
-  const Eigen::MatrixXd cov = precision.inverse();
-  p.mean = cov * x.transpose() * y;
-  p.sd = cov.diagonal().array().sqrt();
-  p.lambda_max = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(precision).eigenvalues().maxCoeff();
-  return p;
+  return exact_linear(seed, kRows, {1.0, -0.5, 0.3, 0.0, 2.0}, 1.0, 0.6);
 }
 
 struct Case {
@@ -68,7 +34,7 @@ class LinearExact : public ::testing::TestWithParam<Case> {};
 TEST_P(LinearExact, MatchesTheGaussianPosterior) {
   const Case& c = GetParam();
   const uint64_t seed = test_seed(31);
-  const Problem p = make_problem(seed);
+  const ExactLinear p = make_problem(seed);
   TempDir dir;
   auto store = make_store(dir.file("lin.agld"), p.rows, kDim, false);
   SampleOptions o;
@@ -107,13 +73,13 @@ TEST_P(LinearExact, MatchesTheGaussianPosterior) {
   for (uint32_t j = 0; j < kDim; ++j) {
     const Summary s = summarize(keep.draws, j);
     const double sd = p.sd(j);
-    std::cout << o.method << " coordinate " << j << ": mean " << s.mean << " (exact " << p.mean(j)
+    std::cout << *o.method << " coordinate " << j << ": mean " << s.mean << " (exact " << p.mean(j)
               << ", z " << (s.mean - p.mean(j)) / sd << " sd, mcse " << s.mcse / sd << " sd), sd "
               << s.sd << " (exact " << sd << ", ratio " << s.sd / sd << ")" << std::endl;
     EXPECT_NEAR(r.mean[j], s.mean, 1e-9 * (1 + std::abs(s.mean)));  // the summary is of the same draws
     EXPECT_LE(s.mcse, 0.1 * sd / 4) << "the run is too short for the bound to mean anything";
-    EXPECT_NEAR(s.mean, p.mean(j), 0.1 * sd) << o.method << " coordinate " << j;
-    EXPECT_NEAR(s.sd / sd, 1.0, 0.1) << o.method << " coordinate " << j;
+    EXPECT_NEAR(s.mean, p.mean(j), 0.1 * sd) << *o.method << " coordinate " << j;
+    EXPECT_NEAR(s.sd / sd, 1.0, 0.1) << *o.method << " coordinate " << j;
   }
 }
 

@@ -4,8 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
+
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
+#include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,6 +27,14 @@ inline std::unique_ptr<Store> make_store(const std::string& path, const SparseRo
   StoreMeta meta;
   meta.features = features;
   meta.label_kind = binary ? LabelKind::kBinary : LabelKind::kReal;
+  // The tests' rows are independent draws, in no order with a trend: say so, as a shuffled
+  // conversion would (the default method then reads them cyclically, as on a converted store).
+  meta.options.shuffle = true;
+  if (!binary && rows.rows() > 0) {
+    const auto [lo, hi] = std::minmax_element(rows.labels.begin(), rows.labels.end());
+    meta.label_min = *lo;
+    meta.label_max = *hi;
+  }
   for (size_t r = 0; r < rows.rows(); ++r) {
     double sq = 0;
     for (float v : rows.row_values(r)) sq += double{v} * v;
@@ -33,6 +47,71 @@ inline std::unique_ptr<Store> make_store(const std::string& path, const SparseRo
   Status st = Store::open(path, &store);
   EXPECT_TRUE(st.is_ok()) << st.message();
   return store;
+}
+
+// A linear model y = x . beta + N(0, noise_var) on rows whose features are each present with
+// probability `presence` (values N(0, 1)), and its exact Gaussian posterior under the prior
+// N(0, I): precision X'X / noise_var + I.
+struct ExactLinear {
+  SparseRows rows;
+  Eigen::VectorXd mean, sd;
+  double trace = 0;       // of the posterior covariance
+  double lambda_max = 0;  // the posterior precision's largest eigenvalue
+};
+inline ExactLinear exact_linear(uint64_t seed, size_t n, const std::vector<double>& beta, double noise_var,
+                                double presence) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01;
+  std::bernoulli_distribution present(presence);
+  const auto d = static_cast<Eigen::Index>(beta.size());
+  ExactLinear p;
+  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), d);
+  Eigen::VectorXd y(static_cast<Eigen::Index>(n));
+  for (size_t r = 0; r < n; ++r) {
+    const auto i = static_cast<Eigen::Index>(r);
+    std::vector<uint32_t> idx;
+    std::vector<float> val;
+    double m = 0;
+    for (uint32_t j = 0; j < beta.size(); ++j) {
+      if (!present(rng)) continue;
+      const float v = static_cast<float>(n01(rng));
+      idx.push_back(j);
+      val.push_back(v);
+      x(i, j) = v;
+      m += beta[j] * v;
+    }
+    y(i) = m + std::sqrt(noise_var) * n01(rng);
+    p.rows.add_row(y(i), idx, val);
+  }
+  const Eigen::MatrixXd precision = x.transpose() * x / noise_var + Eigen::MatrixXd::Identity(d, d);
+  const Eigen::MatrixXd cov = precision.inverse();
+  p.mean = cov * x.transpose() * y / noise_var;
+  p.sd = cov.diagonal().array().sqrt();
+  p.trace = cov.trace();
+  p.lambda_max = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(precision).eigenvalues().maxCoeff();
+  return p;
+}
+
+// Stan's posterior of heart_scale (datasets/heart_scale.ref.csv; datasets/README.md): the
+// mean and sd of each of the 13 coordinates.
+struct StanReference {
+  std::vector<double> mean, sd;
+};
+inline StanReference read_heart_scale_reference() {
+  StanReference r;
+  std::ifstream in(std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.ref.csv");
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string coord, mean, sd;
+    std::getline(ss, coord, ',');
+    std::getline(ss, mean, ',');
+    std::getline(ss, sd, ',');
+    r.mean.push_back(std::stod(mean));
+    r.sd.push_back(std::stod(sd));
+  }
+  return r;
 }
 
 // Keeps every draw's tracked coordinates.
