@@ -82,6 +82,7 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"step", r.step},
           {"step_rule", r.step_rule},
           {"precondition", o.precondition},
+          {"metric", o.metric.empty() ? nlohmann::json() : nlohmann::json(o.metric)},
           {"preconditioner", o.precondition == "diag"
                                  ? nlohmann::json{{"levels", r.precondition_levels},
                                                   {"m_min", r.precondition_m_min},
@@ -336,6 +337,9 @@ void add_sample(Cli& cli) {
   c->add_option("--precondition", a->opt.precondition,
                 "diag: a diagonal preconditioner from the store's per-feature statistics (--step is then in its metric); none")
       ->default_val("diag");
+  c->add_option("--metric", a->opt.metric,
+                "diag's M from a .npy of a standard deviation per coordinate in column 1 (a run's posterior.npy): "
+                "M_j = sd_j^2, capped by what one row brings to a minibatch (docs/samplers.md)");
   c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, 100))");
   c->add_option("--chains", a->opt.chains, "chains in the run, from dispersed starts")->default_val(4);
   c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);

@@ -36,6 +36,11 @@ struct SampleOptions {
   // or "none".
   // With diag, eta is the step in M's metric: coordinate j steps eta M_j.
   std::string precondition = "diag";
+  // With diag: M from a file instead of the per-feature statistics, as Stan's metric_file. A
+  // float64 .npy of d rows whose column 1 is a standard deviation per coordinate (an agld
+  // run's posterior.npy, agld optimize's mode.npy): M_j = sd_j^2, capped as the statistics'
+  // M_j is by what one row brings to a minibatch (docs/samplers.md, "Preconditioning").
+  std::string metric;
   std::optional<uint64_t> batch;   // rows a minibatch; default min(N, 100)
   std::optional<double> epochs;    // run length per chain in passes of minibatches ...
   std::optional<uint64_t> iterations;  // ... or in iterations (default: docs/samplers.md)

@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "agld/feature_stats.hpp"
+#include "agld/file.hpp"
 #include "agld/reader.hpp"
+#include "agld/run_output.hpp"
 #include "common/mix.hpp"
 #include "sampler/lazy_state.hpp"
 #include "sampler/plan.hpp"
@@ -127,6 +129,40 @@ double row_kick(const Sample& s, double c, double per_row) {
   return c * per_row * best;
 }
 
+// M_j = min(sd_j^2, cap_j) with sd_j column 1 of the .npy at path, cap_j what *m holds (1/q_j,
+// or 0 for a coordinate with neither data nor prior: then sd_j^2). The file is read in place
+// and its pages let go as they are read, so that d = 54.7M costs no second copy.
+Status apply_metric(const std::string& path, uint64_t dim, std::vector<float>* m) {
+  std::unique_ptr<ReadableFile> file;
+  Status st = FileSystem::local().open_readable(path, &file);
+  if (!st.is_ok()) return st.with_context("--metric");
+  ByteSpan bytes;
+  st = file->view(0, static_cast<size_t>(file->size()), &bytes);
+  if (!st.is_ok()) return st.with_context("--metric " + path);
+  NpyView v;
+  st = decode_npy_f64(bytes, &v);
+  if (!st.is_ok()) return st.with_context("--metric " + path);
+  if (v.rows != dim || v.cols < 2) {
+    return Status::invalid_argument(fmt::format(
+        "--metric {}: shape ({}, {}), expected ({}, 2) or more columns, a standard deviation in column 1 for each of "
+        "the run's {} coordinates (as posterior.npy)", path, v.rows, v.cols, dim, dim));
+  }
+  constexpr uint64_t kDropEvery = uint64_t{8} << 20;  // rows between letting pages go
+  const uint64_t header = static_cast<uint64_t>(v.data.data() - bytes.data());
+  for (uint64_t j = 0; j < dim; ++j) {
+    const double sd = v.at(j, 1);
+    if (!(sd > 0) || !std::isfinite(sd)) {
+      return Status::invalid_argument(fmt::format("--metric {}: row {} (coordinate {}) has sd {}, expected a "
+                                                  "positive finite number", path, j, j + 1, sd));
+    }
+    const float var = static_cast<float>(sd * sd);
+    float& mj = (*m)[j];
+    mj = mj > 0 ? std::min(mj, var) : var;
+    if ((j + 1) % kDropEvery == 0) file->drop_cache(header, static_cast<size_t>(8 * (j + 1) * v.cols));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 uint64_t preconditioner_rows(const Store& train) {
@@ -149,13 +185,21 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     for (size_t i = 0; i < b.count.size(); ++i) {
       const double h = inv_s2p + c * b.sum_sq[i];
       const double q = inv_s2p + c * per_row * b.max_sq[i];
-      const double dj = std::max(h, q);
+      // With a metric file, q alone: the file's M_j is capped by it (apply_metric).
+      const double dj = r->options.metric.empty() ? std::max(h, q) : q;
       m[b.first + i] = dj > 0 ? static_cast<float>(1.0 / dj) : 0.0f;
     }
     return Status::ok();
   }, &source);
   if (!st.is_ok()) return st;
-  if (r->options.intercept) m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * std::max(n_rows, per_row)));
+  if (r->options.intercept) {  // x = 1 in every row: h = 1/s2p + c N, q = 1/s2p + c N/n
+    const double rows_term = r->options.metric.empty() ? std::max(n_rows, per_row) : per_row;
+    m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * rows_term));
+  }
+  if (!r->options.metric.empty()) {
+    st = apply_metric(r->options.metric, r->dim, &m);
+    if (!st.is_ok()) return st;
+  }
   float m_max = 0, m_min = std::numeric_limits<float>::infinity();
   for (float v : m) {
     if (v > 0) {
@@ -182,7 +226,10 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     r->step_rule = fmt::format("1 / max({:g} lambda, {:g} kick): lambda", kMargin, kKickMargin) +
                    " the largest eigenvalue of the preconditioned Hessian bound M^1/2 (c X'X + I/prior_var) M^1/2, by power iteration on " +
                    std::to_string(sampled) +
-                   " sampled rows, kick the largest (N/batch) c sum_j M_j x_ij^2 of a sampled row; M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)";
+                   " sampled rows, kick the largest (N/batch) c sum_j M_j x_ij^2 of a sampled row; " +
+                   (r->options.metric.empty()
+                        ? "M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)"
+                        : "M_j = min(sd_j^2 of --metric, 1 / (1/prior_var + c (N/batch) max_i x_ij^2))");
   }
 
   // Levels a factor 2^delta apart, M rounded down (a smaller step: never less stable).
