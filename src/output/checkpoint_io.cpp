@@ -62,12 +62,17 @@ Status CheckpointOut::finish() {
 Status CheckpointIn::open(const ReadableFile& file, CheckpointIn* out) {
   ByteSpan all;
   AGLD_RETURN_IF_ERROR(file.view(0, static_cast<size_t>(file.size()), &all));
-  AGLD_RETURN_IF_ERROR(open_bytes(all, file.path(), out));
-  out->file_ = &file;
-  return Status::ok();
+  return open_in(all, file.path(), &file, out);
 }
 
 Status CheckpointIn::open_bytes(ByteSpan bytes, const std::string& name, CheckpointIn* out) {
+  return open_in(bytes, name, nullptr, out);
+}
+
+// The CRC is checked in pieces, each dropped from memory after (file: the pages' owner, for
+// the hint), so that a checkpoint of several hundred MB is not resident beside the state it
+// is about to restore.
+Status CheckpointIn::open_in(ByteSpan bytes, const std::string& name, const ReadableFile* file, CheckpointIn* out) {
   CheckpointIn in;
   in.bytes_ = bytes;
   in.name_ = name;
@@ -95,10 +100,12 @@ Status CheckpointIn::open_bytes(ByteSpan bytes, const std::string& name, Checkpo
   for (uint64_t at = 0; at < size - kTrailerSize; at += kCrcPiece) {
     const uint64_t n = std::min<uint64_t>(kCrcPiece, size - kTrailerSize - at);
     crc = crc32c::extend(crc, bytes.data() + at, static_cast<size_t>(n));
+    if (file) file->drop_cache(at, static_cast<size_t>(n));
   }
   if (crc != load<uint32_t>(t + 8)) return Status::corruption(name + ": the checkpoint's checksum does not match its bytes");
   in.at_ = kHeaderSize;
   in.end_ = size - kTrailerSize;
+  in.file_ = file;
   *out = std::move(in);
   return Status::ok();
 }

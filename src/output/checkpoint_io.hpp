@@ -129,6 +129,7 @@ class CheckpointIn {
   uint64_t left() const { return end_ - at_; }
 
  private:
+  static Status open_in(ByteSpan bytes, const std::string& name, const ReadableFile* file, CheckpointIn* out);
   Status get(void* p, size_t n, const char* what);
 
   const ReadableFile* file_ = nullptr;  // for drop_cache hints; null over bytes
