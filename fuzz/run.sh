@@ -11,7 +11,7 @@ seconds="${1:-60}"
 build="${BUILD:-build-fuzz}"
 work="${WORK:-$build/work}"
 jobs="${JOBS:-$(nproc)}"
-targets=(${TARGETS:-libsvm convert store summary})
+targets=(${TARGETS:-libsvm convert store summary checkpoint})
 cxx="${CXX_FUZZ:-$(command -v clang++-14 || command -v clang++)}"
 cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DAGLD_FUZZ=ON -DAGLD_BUILD_TESTS=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" >/dev/null

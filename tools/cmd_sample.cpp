@@ -2,14 +2,19 @@
 // Samples the posterior and writes the run directory (docs/samplers.md).
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "agld/checkpoint.hpp"
 #include "agld/run_output.hpp"
 #include "agld/run_summary.hpp"
 #include "agld/sample.hpp"
@@ -26,7 +31,30 @@ struct SampleArgs {
   std::string memory = "8G";
   std::vector<std::string> track;
   bool quiet = false;
+  std::string checkpoint_every = "10m";
+  std::string resume;  // a run directory whose checkpoint to continue
+  CLI::App* app = nullptr;
 };
+
+// The run directory's checkpoint (docs/reliability.md).
+std::string checkpoint_path(const std::string& dir) { return dir + "/checkpoint"; }
+
+// "10m", "90s", "1.5h", "30" (seconds); "0" or "off": none. Throws CLI::ValidationError.
+double parse_duration(const std::string& text) {
+  if (text == "off") return 0;
+  size_t pos = 0;
+  double v = -1;
+  try {
+    v = std::stod(text, &pos);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = pos ? text.substr(pos) : "?";
+  const double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : -1;
+  if (!(v >= 0) || !std::isfinite(v) || mult < 0) {
+    throw CLI::ValidationError("duration", "expected a duration such as 10m, 90s or 1.5h, or off, got '" + text + "'");
+  }
+  return v * mult;
+}
 
 // SIGINT / SIGTERM during a run: the first stops it at the next iteration, with every
 // output complete; a second dies as usual (removing unfinished outputs).
@@ -179,7 +207,11 @@ void draw_progress(const Progress& p) {
 
 class CliObserver final : public SampleObserver {
  public:
-  CliObserver(RunWriter& w, bool progress) : w_(w), progress_(progress) {}
+  CliObserver(RunWriter& w, bool progress, bool quiet, double checkpoint_every)
+      : w_(w), progress_(progress), quiet_(quiet), every_(checkpoint_every), last_(std::chrono::steady_clock::now()) {
+    // A test hook: the process dies (SIGKILL) right after its N-th checkpoint is in place.
+    if (const char* n = std::getenv("AGLD_TEST_KILL_AFTER_CHECKPOINT")) kill_after_ = std::strtoull(n, nullptr, 10);
+  }
   Status on_start(const ResolvedSample& run) override {
     std::vector<std::string> comments = {
         fmt::format("agld {} sample", kVersion),
@@ -203,9 +235,38 @@ class CliObserver final : public SampleObserver {
   }
   bool stop_requested() override { return g_stop.load(); }
 
+  // Every checkpoint_every seconds, and at the end of burn-in.
+  bool checkpoint_due(uint64_t, bool burn_in_ended) override {
+    if (every_ <= 0) return false;
+    return burn_in_ended || std::chrono::duration<double>(std::chrono::steady_clock::now() - last_).count() >= every_;
+  }
+  // Written to a temporary file, synced, then renamed over the previous one: a kill at any
+  // moment leaves the previous checkpoint or this one, whole.
+  Status on_checkpoint(uint64_t iteration, const std::function<Status(WritableFile&)>& save) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::unique_ptr<WritableFile> f;
+    Status st = FileSystem::local().create_atomic(checkpoint_path(w_.dir()), &f);
+    if (st.is_ok()) st = save(*f);
+    if (st.is_ok()) st = f->commit();
+    if (!st.is_ok()) return st.with_context("checkpoint");
+    last_ = std::chrono::steady_clock::now();
+    ++written_;
+    if (!quiet_) {
+      if (progress_) std::cerr << "\r\033[K";
+      std::cerr << fmt::format("agld: checkpoint at iteration {}: {} in {:.2f} s\n", iteration,
+                               human_bytes(static_cast<double>(f->size())),
+                               std::chrono::duration<double>(last_ - t0).count());
+    }
+    if (kill_after_ && written_ == kill_after_) ::kill(::getpid(), SIGKILL);
+    return Status::ok();
+  }
+
  private:
   RunWriter& w_;
-  bool progress_;
+  bool progress_, quiet_;
+  double every_;
+  std::chrono::steady_clock::time_point last_;
+  uint64_t written_ = 0, kill_after_ = 0;
 };
 
 // "3,7,intercept" or "1-10" -> 0-based coordinates (1-based feature numbers on the line).
@@ -230,9 +291,73 @@ Status parse_track(const std::vector<std::string>& items, const Store& train, bo
   return Status::ok();
 }
 
+// --resume DIR: the options are the checkpoint's; those given on the command line too must
+// be the same (resume_sample checks them, naming the first that differs), apart from
+// --threads and --time-limit.
+Status resume_options(SampleArgs& a, const CheckpointInfo& info) {
+  const SampleOptions given = a.opt;
+  SampleOptions& o = a.opt;
+  o = info.options;
+  auto set = [&](const char* name, auto member) {
+    if (a.app->count(name) > 0) o.*member = given.*member;
+  };
+  set("--model", &SampleOptions::model);
+  set("--method", &SampleOptions::method);
+  set("--step", &SampleOptions::step);
+  set("--precondition", &SampleOptions::precondition);
+  set("--metric", &SampleOptions::metric);
+  set("--batch", &SampleOptions::batch);
+  set("--chains", &SampleOptions::chains);
+  set("--chain-id", &SampleOptions::chain_id);
+  set("--share-batches", &SampleOptions::share_batches);
+  set("--epochs", &SampleOptions::epochs);
+  set("--iterations", &SampleOptions::iterations);
+  set("--burn-in", &SampleOptions::burn_in);
+  set("--thin", &SampleOptions::thin);
+  set("--refresh", &SampleOptions::refresh);
+  set("--snapshot-batch", &SampleOptions::snapshot_batch);
+  set("--evaluations", &SampleOptions::evaluations);
+  set("--seed", &SampleOptions::seed);
+  set("--noise-var", &SampleOptions::noise_var);
+  set("--prior-var", &SampleOptions::prior_var);
+  set("--intercept", &SampleOptions::intercept);
+  set("--dense", &SampleOptions::dense);
+  set("--threads", &SampleOptions::threads);
+  set("--time-limit", &SampleOptions::time_limit);
+  if (a.app->count("--memory") > 0) o.memory = parse_size(a.memory);
+  if (a.train.empty()) a.train = info.train;
+  if (a.test.empty() && a.app->count("--test") == 0) a.test = info.test;
+  if (!a.out.empty() && std::filesystem::path(a.out).lexically_normal() != std::filesystem::path(a.resume).lexically_normal()) {
+    return Status::invalid_argument("--out " + a.out + " with --resume " + a.resume + ": a run resumes in its own directory");
+  }
+  a.out = a.resume;
+  return Status::ok();
+}
+
 int run_sample(SampleArgs& a) {
   SampleOptions& o = a.opt;
   o.memory = parse_size(a.memory);
+  const double checkpoint_every = parse_duration(a.checkpoint_every);
+  std::unique_ptr<ReadableFile> checkpoint;
+  if (!a.resume.empty()) {
+    CheckpointInfo info;
+    Status st = FileSystem::local().open_readable(checkpoint_path(a.resume), &checkpoint);
+    if (st.code() == Status::Code::kNotFound) {
+      st = Status::not_found(a.resume + " has no checkpoint to resume from (" + checkpoint_path(a.resume) +
+                             "): the run finished, or never reached its first checkpoint");
+    }
+    if (st.is_ok()) st = read_checkpoint_info(*checkpoint, &info);
+    if (st.is_ok()) st = resume_options(a, info);
+    if (!st.is_ok()) return fail(st);
+    if (a.app->count("--track") > 0) {
+      return fail(Status::invalid_argument("--track with --resume: the run tracks what it tracked when it started"));
+    }
+  } else if (a.train.empty() || a.out.empty()) {
+    return fail(Status::invalid_argument("--train and --out are required (or --resume DIR)"));
+  } else if (std::filesystem::exists(checkpoint_path(a.out))) {
+    return fail(Status::invalid_argument(a.out + " holds the checkpoint of an unfinished run: continue it with --resume " +
+                                         a.out + ", or remove " + checkpoint_path(a.out)));
+  }
   std::unique_ptr<Store> train, test;
   Status st = Store::open(a.train, &train);
   if (!st.is_ok()) return fail(st);
@@ -240,7 +365,7 @@ int run_sample(SampleArgs& a) {
     st = Store::open(a.test, &test);
     if (!st.is_ok()) return fail(st);
   }
-  if (!a.track.empty()) {
+  if (!a.track.empty() && a.resume.empty()) {
     o.track_default = false;
     st = parse_track(a.track, *train, o.intercept, &o.track);
     if (!st.is_ok()) return fail(st);
@@ -248,19 +373,23 @@ int run_sample(SampleArgs& a) {
   ResolvedSample resolved;
   st = resolve_sample(*train, test.get(), o, &resolved);  // options checked before any output
   if (!st.is_ok()) return fail(st);
-  for (const std::string& w : resolved.warnings) std::cerr << "agld: warning: " << w << "\n";
+  if (a.resume.empty()) {
+    for (const std::string& w : resolved.warnings) std::cerr << "agld: warning: " << w << "\n";
+  }
   std::unique_ptr<RunWriter> writer;
   st = RunWriter::create(a.out, FileSystem::local(), &writer);
   if (!st.is_ok()) return fail(st);
   const bool progress = !a.quiet && stderr_is_tty();
-  CliObserver obs(*writer, progress);
+  CliObserver obs(*writer, progress, a.quiet, checkpoint_every);
   struct sigaction sa {}, old_int {}, old_term {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   SampleResult result;
-  st = sample(*train, test.get(), o, obs, &result);
+  st = checkpoint ? resume_sample(*train, test.get(), o, *checkpoint, obs, &result)
+                  : sample(*train, test.get(), o, obs, &result);
+  checkpoint.reset();
   if (progress) std::cerr << "\r\033[K" << std::flush;
   if (!st.is_ok()) return fail(st);
   nlohmann::json cfg = config_json(result.run, *train, test.get());
@@ -273,6 +402,9 @@ int run_sample(SampleArgs& a) {
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   if (!st.is_ok()) return fail(st);
+  // The run is complete: its checkpoint has nothing left to continue.
+  std::error_code ec;
+  std::filesystem::remove(checkpoint_path(a.out), ec);
   const DiagnosticsSummary& ds = result.diagnostics;
   const ResolvedSample& r = result.run;
   uint64_t tracked_above = 0;
@@ -326,13 +458,27 @@ void add_sample(Cli& cli) {
     if (!m.means.empty()) methods += (methods.empty() ? "" : ", ") + m.name + " = " + m.means;
   }
   CLI::App* c = cli.app.add_subcommand("sample", "Sample the posterior of a GLM from a store");
-  c->add_option("--train", a->train, "the training store")->required();
+  a->app = c;
+  c->add_option("--train", a->train, "the training store (required unless --resume)");
   c->add_option("--test", a->test, "a held-out store for the test metrics");
   c->add_option("--model", a->opt.model, "logistic or linear")->default_val("logistic");
   c->add_option("--method", a->opt.method,
                 "SNAPSHOT-ACCESS: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br (e.g. tmu-ca); aliases: " + methods +
                     " (default ptu-ca; on a store converted with --keep-order, ptu-rr: docs/samplers.md)");
-  c->add_option("--out", a->out, "the run directory (created if missing)")->required();
+  c->add_option("--out", a->out, "the run directory (created if missing; required unless --resume)");
+  c->add_option("--checkpoint-every", a->checkpoint_every,
+                "save the sampler's state to OUT/checkpoint this often (and at the end of burn-in): 10m, 90s, 1.5h; 0 or off: never")
+      ->default_val("10m")
+      ->check(CLI::Validator([](std::string& v) {
+        try {
+          parse_duration(v);
+        } catch (const CLI::ValidationError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      }, "DURATION"));
+  c->add_option("--resume", a->resume,
+                "continue the killed run in directory DIR from its checkpoint (its options are the checkpoint's; only --threads, --time-limit, --checkpoint-every and -q may change)");
   c->add_option("--step", a->opt.step, "step size eta (default: from the store's statistics and a sample of rows; under diag in M's metric; see docs/samplers.md)");
   c->add_option("--precondition", a->opt.precondition,
                 "diag: a diagonal preconditioner from the store's per-feature statistics (--step is then in its metric); none")

@@ -93,6 +93,10 @@ struct ReaderOptions {
   // The chunks the streams share are read and decoded once (one cache, one prefetch ring).
   // batch_size must be a multiple of the number of streams. Empty: one stream, `seed`.
   std::vector<uint64_t> streams;
+  // Where each stream's sequence starts: a reader opened with start = s yields the rows of
+  // the sequence from row s on, as a reader from 0 would after s rows (a run resumed from a
+  // checkpoint; the orders position themselves without reading what they skip).
+  uint64_t start = 0;
   // The reader's share of the process's memory budget: decoded chunks (cache and prefetch
   // ring), the store's file pages while a chunk is read, and the batch buffers.
   uint64_t memory = uint64_t{256} << 20;

@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "agld/file.hpp"
 #include "agld/status.hpp"
 #include "agld/store.hpp"
 
@@ -152,6 +154,18 @@ class SampleObserver {
   // Called by sample() from the thread that called it, never concurrently.
   // Polled between iterations; true stops the run early (its result is still complete).
   virtual bool stop_requested() { return false; }
+  // Checkpoints (docs/reliability.md): at an iteration where every chain is current, the run
+  // asks whether to save its state now (burn_in_ended: the first such iteration after
+  // burn-in); if so, on_checkpoint gets `save`, which streams the whole state into a file
+  // (the CLI: the run directory's `checkpoint`, replaced atomically). A failure stops the run.
+  virtual bool checkpoint_due(uint64_t iteration, bool burn_in_ended) {
+    (void)iteration, (void)burn_in_ended;
+    return false;
+  }
+  virtual Status on_checkpoint(uint64_t iteration, const std::function<Status(WritableFile&)>& save) {
+    (void)iteration, (void)save;
+    return Status::ok();
+  }
 };
 
 // R-hat above this says the chains have not mixed (Vehtari et al. 2021): the sampler's

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "output/checkpoint_io.hpp"
+
 namespace agld::diagnostics {
 
 class OnlineDiagnostics {
@@ -40,6 +42,12 @@ class OnlineDiagnostics {
   // (disjoint ranges may run at once); then next_draw(), once.
   void add(std::span<const std::span<const double>> states, uint64_t i0, uint64_t i1);
   void next_draw();
+
+  // Between kept draws: the coordinates covered and every running sum. load() reads into
+  // diagnostics made for the same d, chains and planned draws; the coordinates covered are
+  // the checkpoint's (the run that saved it chose them from its memory).
+  void save(checkpoint::CheckpointOut& out) const;
+  Status load(checkpoint::CheckpointIn& in);
 
   // d each: R-hat, ESS and MCSE; NaN for coordinates not covered or with too few draws.
   void finish(std::span<double> rhat, std::span<double> ess, std::span<double> mcse);

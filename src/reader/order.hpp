@@ -29,7 +29,16 @@ class OrderCursor {
   virtual ~OrderCursor() = default;
   // Appends the next rows of the sequence to *out: at least one, at most a few thousand.
   virtual void next(std::vector<RowRef>* out) = 0;
+  // On a fresh cursor: moves it to `position` rows into its sequence, or to an earlier
+  // position from which next() goes on, and returns that position (positioned() drops the
+  // rows in between). The default moves nothing: the rows are read through.
+  virtual uint64_t seek(uint64_t position) { (void)position; return 0; }
 };
+
+// A fresh cursor moved to `position` rows into its sequence (a reader resumed where another
+// one stopped: ReaderOptions::start): it yields exactly the rows the cursor would have
+// yielded from there.
+std::unique_ptr<OrderCursor> positioned(std::unique_ptr<OrderCursor> cursor, uint64_t position);
 
 using OrderFactory = std::unique_ptr<OrderCursor> (*)(const Store& store, uint64_t seed);
 

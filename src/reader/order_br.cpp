@@ -32,6 +32,17 @@ class BrCursor final : public OrderCursor {
       ++pass_;
     }
   }
+  // To the start of the chunk, in its pass's order, that holds the position.
+  uint64_t seek(uint64_t position) override {
+    const uint64_t n = store_.meta().rows;
+    pass_ = position / n;
+    uint64_t row = position % n;
+    std::iota(order_.begin(), order_.end(), 0u);
+    shuffle(std::span<uint32_t>(order_), key_of(seed_, kChunkSalt, pass_));
+    at_ = 0;
+    while (row >= store_.chunk(order_[at_]).row_count) row -= store_.chunk(order_[at_++]).row_count;
+    return position - row;  // (at 0, next() shuffles the same chunk order again)
+  }
 
  private:
   const Store& store_;

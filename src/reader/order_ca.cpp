@@ -12,6 +12,13 @@ class CaCursor final : public OrderCursor {
     for (uint32_t r = 0; r < rows; ++r) out->push_back({static_cast<uint32_t>(chunk_), r});
     chunk_ = chunk_ + 1 == store_.chunk_count() ? 0 : chunk_ + 1;
   }
+  // To the start of the chunk that holds the position's row.
+  uint64_t seek(uint64_t position) override {
+    const uint64_t n = store_.meta().rows;
+    const uint64_t row = position % n;
+    chunk_ = store_.chunk_of_row(row);
+    return position - (row - store_.chunk(chunk_).first_row);
+  }
 
  private:
   const Store& store_;

@@ -20,6 +20,10 @@ class RaCursor final : public OrderCursor {
           {static_cast<uint32_t>(k), static_cast<uint32_t>(row - store_.chunk(k).first_row)});
     }
   }
+  uint64_t seek(uint64_t position) override {
+    j_ = position;
+    return position;
+  }
 
  private:
   const Store& store_;

@@ -63,6 +63,13 @@ class RrCursor final : public OrderCursor {
       perm_ = Permutation(rows_, key_of(seed_, kSalt, pass_));
     }
   }
+  // Position i of pass p is computed on its own.
+  uint64_t seek(uint64_t position) override {
+    pass_ = position / rows_;
+    i_ = position % rows_;
+    perm_ = Permutation(rows_, key_of(seed_, kSalt, pass_));
+    return position;
+  }
 
  private:
   const Store& store_;

@@ -22,6 +22,41 @@ constexpr OrderInfo kOrders[] = {
 
 }  // namespace
 
+namespace {
+
+// Drops the first `skip` rows of a cursor's sequence.
+class SkippingCursor final : public OrderCursor {
+ public:
+  SkippingCursor(std::unique_ptr<OrderCursor> inner, uint64_t skip) : inner_(std::move(inner)), skip_(skip) {}
+  void next(std::vector<RowRef>* out) override {
+    while (skip_ > 0) {
+      buf_.clear();
+      inner_->next(&buf_);
+      if (buf_.size() > skip_) {
+        out->insert(out->end(), buf_.begin() + static_cast<std::ptrdiff_t>(skip_), buf_.end());
+        skip_ = 0;
+        return;
+      }
+      skip_ -= buf_.size();
+    }
+    inner_->next(out);
+  }
+
+ private:
+  std::unique_ptr<OrderCursor> inner_;
+  uint64_t skip_;
+  std::vector<RowRef> buf_;
+};
+
+}  // namespace
+
+std::unique_ptr<OrderCursor> positioned(std::unique_ptr<OrderCursor> cursor, uint64_t position) {
+  if (position == 0) return cursor;
+  const uint64_t at = cursor->seek(position);
+  if (at == position) return cursor;
+  return std::make_unique<SkippingCursor>(std::move(cursor), position - at);
+}
+
 std::span<const OrderInfo> registered_orders() { return kOrders; }
 
 const OrderInfo* find_order(std::string_view name) { return find_by_name<OrderInfo>(kOrders, name); }

@@ -1272,10 +1272,10 @@ Status Reader::open(const Store& store, const ReaderOptions& given,
   }
   std::unique_ptr<reader::OrderCursor> cursor;
   if (options.streams.empty()) {
-    cursor = order->make(store, options.seed);
+    cursor = reader::positioned(order->make(store, options.seed), options.start);
   } else {
     std::vector<std::unique_ptr<reader::OrderCursor>> streams;
-    for (uint64_t seed : options.streams) streams.push_back(order->make(store, seed));
+    for (uint64_t seed : options.streams) streams.push_back(reader::positioned(order->make(store, seed), options.start));
     cursor = reader::interleave(std::move(streams), options.batch_size / options.streams.size());
   }
   *out = std::make_unique<ReaderImpl>(store, options, std::move(cursor), setup);

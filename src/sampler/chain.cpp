@@ -157,6 +157,38 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   return Status::ok();
 }
 
+void Chain::save(checkpoint::CheckpointOut& out) const {
+  out.u32(checkpoint::tag("CHAN"));
+  out.u64(id_);
+  state_.save(out);
+  noise_.save(out);
+  out.array(std::span<const double>(a_));
+  out.array(std::span<const double>(grad_));
+  out.f64(full_loss_);
+  out.f64(sq_);
+  out.u64(draw_.iteration);
+  out.f64(draw_.lp);
+  out.array(draw_.tracked);
+  snap_->save(out);
+}
+
+Status Chain::load(checkpoint::CheckpointIn& in) {
+  AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("CHAN"), "a chain"));
+  uint64_t id = 0;
+  AGLD_RETURN_IF_ERROR(in.u64(&id));
+  if (id != id_) return in.corrupt("chain " + std::to_string(id) + " where chain " + std::to_string(id_) + " was expected");
+  AGLD_RETURN_IF_ERROR(state_.load(in));
+  AGLD_RETURN_IF_ERROR(noise_.load(in));
+  AGLD_RETURN_IF_ERROR(in.array(std::span<double>(a_), "a chain's aggregate"));
+  AGLD_RETURN_IF_ERROR(in.array(std::span<double>(grad_), "a chain's gradient"));
+  AGLD_RETURN_IF_ERROR(in.f64(&full_loss_));
+  AGLD_RETURN_IF_ERROR(in.f64(&sq_));
+  AGLD_RETURN_IF_ERROR(in.u64(&draw_.iteration));
+  AGLD_RETURN_IF_ERROR(in.f64(&draw_.lp));
+  AGLD_RETURN_IF_ERROR(in.vec(&draw_.tracked, cfg_.track.size(), "a chain's kept state"));
+  return snap_->load(in);
+}
+
 void Chain::full_piece(const Batch& rows) {
   const std::span<const double> m = margins(rows);
   const model::Model& model = *cfg_.model;

@@ -75,6 +75,12 @@ class Chain {
   void begin_refresh() { snap_->begin_refresh(state_.x(), a_); }
   void refresh_piece(const Batch& rows);
 
+  // The chain's whole state between two iterations: coordinates and stamps, noise, the
+  // aggregate, `full`'s gradient, the kept state's record and the strategy's state. load()
+  // reads into a chain made with the same configuration; a mismatch is corruption.
+  void save(checkpoint::CheckpointOut& out) const;
+  Status load(checkpoint::CheckpointIn& in);
+
   // Margins theta . x_i of the rows (every coordinate of the rows current), into the
   // chain's own scratch, valid until the next call.
   std::span<const double> margins(const Batch& rows);

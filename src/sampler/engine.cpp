@@ -17,11 +17,13 @@
 #include <cmath>
 #include <limits>
 
+#include "agld/checkpoint.hpp"
 #include "agld/reader.hpp"
 #include "agld/sample.hpp"
 #include "common/proc.hpp"
 #include "diagnostics/online_diagnostics.hpp"
 #include "model/model.hpp"
+#include "output/checkpoint.hpp"
 #include "sampler/chain.hpp"
 #include "sampler/intercept.hpp"
 #include "sampler/moments.hpp"
@@ -46,10 +48,11 @@ constexpr uint64_t kRangeGrain = 1 << 14;  // coordinates a task, for O(d) sweep
 
 class Engine {
  public:
-  Engine(const Store& train, const Store* test, const ResolvedSample& run, MemoryPlan plan,
+  Engine(const Store& train, const Store* test, const SampleOptions& given, const ResolvedSample& run, MemoryPlan plan,
          std::unique_ptr<model::Model> model, sampler::Preconditioner pre)
       : train_(train),
         test_(test),
+        given_(given),
         run_(run),
         plan_(std::move(plan)),
         pre_(std::move(pre)),
@@ -60,7 +63,8 @@ class Engine {
         moments_(run.dim),
         diagnostics_(run.dim, plan_.diagnosed, run.options.chains, run.draws) {}
 
-  Status run(SampleObserver& obs, SampleResult* result);
+  // resume: a checkpoint read past its run section (resume_sample), or null.
+  Status run(SampleObserver& obs, SampleResult* result, checkpoint::CheckpointIn* resume = nullptr);
 
  private:
   // f(chain) for every chain, on all cores if `parallel` (the work is worth it); the first
@@ -105,6 +109,11 @@ class Engine {
   Status evaluate(uint64_t k, SampleObserver& obs);
   void progress(uint64_t k, SampleObserver& obs);
   void finish(bool stopped, SampleResult* result);
+  // Checkpoints: at iteration k, every chain current (docs/reliability.md).
+  Status maybe_checkpoint(uint64_t k, SampleObserver& obs);
+  Status save(WritableFile& file, uint64_t k) const;
+  Status load(checkpoint::CheckpointIn& in, uint64_t* k);
+  Status replay(SampleObserver& obs);
 
   // Whether every chain's work on these rows is worth handing to other threads.
   bool worth_threads(const Batch& b) const { return b.nnz() * chains_.size() >= kParallelNnz; }
@@ -121,8 +130,11 @@ class Engine {
     return std::chrono::duration<double>(Clock::now() - start_).count() - eval_seconds_;
   }
   uint64_t bytes_read() const {
-    return (main_ ? main_->stats().bytes_read : 0) + (pass_ ? pass_->reader().stats().bytes_read : 0);
+    return bytes_before_ + (main_ ? main_->stats().bytes_read : 0) + (pass_ ? pass_->reader().stats().bytes_read : 0);
   }
+  // Rows of each stream's sequence the main reader has delivered (its batches hold `batch`
+  // rows of each).
+  uint64_t main_position() const { return main_ ? main_start_ + main_->stats().batches * run_.batch : 0; }
   std::vector<std::span<const double>> states() const {
     std::vector<std::span<const double>> s;
     for (const auto& c : chains_) s.push_back(c->theta());
@@ -131,6 +143,7 @@ class Engine {
 
   const Store& train_;
   const Store* test_;
+  SampleOptions given_;  // the options as given (a checkpoint keeps them)
   ResolvedSample run_;
   MemoryPlan plan_;
   sampler::Preconditioner pre_;  // its levels go once the chains have their own
@@ -157,30 +170,40 @@ class Engine {
   Clock::time_point start_, last_progress_;
   double eval_seconds_ = 0;
   std::optional<EvalRecord> last_eval_;
+
+  // Checkpoints and resuming: every evaluation so far (replayed on resume), where each
+  // reader's sequence starts, the bytes read before the resume, and whether the end of
+  // burn-in was offered a checkpoint.
+  std::vector<EvalRecord> evals_;
+  uint64_t main_start_ = 0, pass_start_ = 0, test_start_ = 0, bytes_before_ = 0;
+  bool burn_in_offered_ = false;
 };
 
 Status Engine::open_readers() {
   if (plan_.main) {
     ReaderOptions o = sampler::main_reader_options(run_);
     o.memory = plan_.main;
+    o.start = main_start_;
     Status st = Reader::open(train_, o, &main_);
     if (!st.is_ok()) return st;
   }
   if (plan_.pass) {
     ReaderOptions o = sampler::pass_reader_options(train_, run_.options.seed);
     o.memory = plan_.pass;
+    o.start = pass_start_;
     std::unique_ptr<Reader> r;
     Status st = Reader::open(train_, o, &r);
     if (!st.is_ok()) return st;
-    pass_ = std::make_unique<PassStream>(std::move(r));
+    pass_ = std::make_unique<PassStream>(std::move(r), pass_start_);
   }
   if (test_) {
     ReaderOptions o = sampler::pass_reader_options(*test_, run_.options.seed);
     o.memory = plan_.test;
+    o.start = test_start_;
     std::unique_ptr<Reader> r;
     Status st = Reader::open(*test_, o, &r);
     if (!st.is_ok()) return st;
-    test_stream_ = std::make_unique<PassStream>(std::move(r));
+    test_stream_ = std::make_unique<PassStream>(std::move(r), test_start_);
   }
   return Status::ok();
 }
@@ -296,6 +319,7 @@ Status Engine::evaluate(uint64_t j, SampleObserver& obs) {
   eval_seconds_ += std::chrono::duration<double>(Clock::now() - t0).count();
   e.eval_seconds = eval_seconds_;
   last_eval_ = e;
+  evals_.push_back(e);
   return obs.on_eval(e);
 }
 
@@ -316,7 +340,7 @@ void Engine::progress(uint64_t k, SampleObserver& obs) {
   obs.on_progress(p);
 }
 
-Status Engine::run(SampleObserver& obs, SampleResult* result) {
+Status Engine::run(SampleObserver& obs, SampleResult* result, checkpoint::CheckpointIn* resume) {
   start_ = last_progress_ = Clock::now();
   obs_ = &obs;
   const sampler::SnapshotInfo* info = sampler::find_snapshot(run_.snapshot);
@@ -343,25 +367,44 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
   sweeps_parallel_ = run_.dim >= kRangeGrain;
   tracked_draws_.assign(chains_.size(), std::vector<std::vector<double>>(run_.options.track.size() + 1));
   if (test_) predictive_ = std::make_unique<sampler::Predictive>(test_->meta().rows, chains_.size(), *model_);
-  Status st = open_readers();
+  uint64_t k0 = 0;
+  Status st;
+  if (resume) {
+    st = load(*resume, &k0);
+    if (!st.is_ok()) return st;
+  }
+  st = open_readers();
   if (!st.is_ok()) return st;
   st = obs.on_start(run_);
   if (!st.is_ok()) return st;
-  st = for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); }, sweeps_parallel_);
-  if (st.is_ok()) st = refresh();
+  if (resume) {
+    st = replay(obs);
+  } else {
+    st = for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); }, sweeps_parallel_);
+    if (st.is_ok()) st = refresh();
+  }
   if (!st.is_ok()) return st;
 
   const uint64_t K = run_.iterations;
   const bool full = chains_.front()->snapshot().full_batch();
   bool stopped = false;
-  uint64_t k = 0;
+  bool current = true;  // every chain current at k, nothing stepped since (a checkpoint may go here)
+  uint64_t k = k0;
   for (; k <= K; ++k) {
     const bool last = k == K;
     const bool keep = is_draw(k), eval = is_eval(k);
     if (keep || eval || full || chains_.front()->sync_due(k)) {
       st = sync_all(k, keep);
       if (!st.is_ok()) return st;
+      current = true;
     }
+    // A checkpoint only where the chains are current anyway: bringing them current for it
+    // would draw noise the uninterrupted run does not, and the draws would differ.
+    if (current && k > k0 && !last) {
+      st = maybe_checkpoint(k, obs);
+      if (!st.is_ok()) return st;
+    }
+    current = false;
     if (keep) keep_states();
     if (eval) {
       st = evaluate(k, obs);
@@ -379,6 +422,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
       st = sync_all(k + 1, false);
       if (st.is_ok()) st = refresh();
       if (!st.is_ok()) return st;
+      current = true;
     }
     if ((k & 63) == 63) {
       progress(k, obs);
@@ -394,6 +438,146 @@ Status Engine::run(SampleObserver& obs, SampleResult* result) {
     if (!st.is_ok()) return st;
   }
   finish(stopped, result);
+  return Status::ok();
+}
+
+Status Engine::maybe_checkpoint(uint64_t k, SampleObserver& obs) {
+  const bool burn_in_ended = !burn_in_offered_ && k >= run_.burn_in;
+  if (burn_in_ended) burn_in_offered_ = true;
+  if (!obs.checkpoint_due(k, burn_in_ended)) return Status::ok();
+  return obs.on_checkpoint(k, [this, k](WritableFile& file) { return save(file, k); });
+}
+
+namespace {
+
+void save_eval(checkpoint::CheckpointOut& out, const EvalRecord& e) {
+  out.u64(e.iteration);
+  out.f64(e.seconds);
+  out.f64(e.eval_seconds);
+  out.f64(e.passes);
+  out.u64(e.grad_evals);
+  out.u32(e.burn_in ? 1 : 0);
+  out.u64(e.samples);
+  out.f64(e.test_loglik);
+  out.array(e.chain_test_loglik);
+  out.f64(e.test_accuracy);
+  out.f64(e.test_mse);
+  out.u64(e.bytes_read);
+  out.u64(e.memory_bytes);
+}
+
+Status load_eval(checkpoint::CheckpointIn& in, size_t chains, EvalRecord* e) {
+  uint32_t burn_in = 0;
+  AGLD_RETURN_IF_ERROR(in.u64(&e->iteration));
+  AGLD_RETURN_IF_ERROR(in.f64(&e->seconds));
+  AGLD_RETURN_IF_ERROR(in.f64(&e->eval_seconds));
+  AGLD_RETURN_IF_ERROR(in.f64(&e->passes));
+  AGLD_RETURN_IF_ERROR(in.u64(&e->grad_evals));
+  AGLD_RETURN_IF_ERROR(in.u32(&burn_in));
+  e->burn_in = burn_in != 0;
+  AGLD_RETURN_IF_ERROR(in.u64(&e->samples));
+  AGLD_RETURN_IF_ERROR(in.f64(&e->test_loglik));
+  AGLD_RETURN_IF_ERROR(in.vec(&e->chain_test_loglik, chains, "an evaluation's chains"));
+  AGLD_RETURN_IF_ERROR(in.f64(&e->test_accuracy));
+  AGLD_RETURN_IF_ERROR(in.f64(&e->test_mse));
+  AGLD_RETURN_IF_ERROR(in.u64(&e->bytes_read));
+  return in.u64(&e->memory_bytes);
+}
+
+}  // namespace
+
+// The whole state at iteration k (every chain current), streamed: the run's identity, the
+// engine's counters and readers' positions, the evaluations and kept draws so far, every
+// chain, the pooled moments, the diagnostics and the predictive.
+Status Engine::save(WritableFile& file, uint64_t k) const {
+  checkpoint::CheckpointOut out(file);
+  checkpoint::save_run(out, given_, run_, train_, test_, k);
+  out.u32(checkpoint::tag("ENGN"));
+  out.u64(k);
+  out.u64(draws_);
+  out.u64(rows_read_);
+  out.u64(grad_evals_);
+  out.f64(std::chrono::duration<double>(Clock::now() - start_).count());
+  out.f64(eval_seconds_);
+  out.u64(bytes_read());
+  out.u32(burn_in_offered_ ? 1 : 0);
+  out.u64(main_position());
+  out.u64(pass_ ? pass_->position() : 0);
+  out.u64(test_stream_ ? test_stream_->position() : 0);
+  out.u32(checkpoint::tag("EVAL"));
+  out.u64(evals_.size());
+  for (const EvalRecord& e : evals_) save_eval(out, e);
+  out.u32(checkpoint::tag("KEPT"));
+  for (const auto& chain : tracked_draws_) {
+    for (const auto& column : chain) out.array(column);
+  }
+  for (const auto& c : chains_) c->save(out);
+  moments_.save(out);
+  diagnostics_.save(out);
+  out.u32(predictive_ ? 1 : 0);
+  if (predictive_) predictive_->save(out);
+  return out.finish();
+}
+
+Status Engine::load(checkpoint::CheckpointIn& in, uint64_t* k) {
+  AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("ENGN"), "the engine"));
+  AGLD_RETURN_IF_ERROR(in.u64(k));
+  if (*k == 0 || *k >= run_.iterations) return in.corrupt("iteration " + std::to_string(*k) + " is not inside the run");
+  double elapsed = 0;
+  uint32_t offered = 0;
+  AGLD_RETURN_IF_ERROR(in.u64(&draws_));
+  AGLD_RETURN_IF_ERROR(in.u64(&rows_read_));
+  AGLD_RETURN_IF_ERROR(in.u64(&grad_evals_));
+  AGLD_RETURN_IF_ERROR(in.f64(&elapsed));
+  AGLD_RETURN_IF_ERROR(in.f64(&eval_seconds_));
+  AGLD_RETURN_IF_ERROR(in.u64(&bytes_before_));
+  AGLD_RETURN_IF_ERROR(in.u32(&offered));
+  burn_in_offered_ = offered != 0;
+  AGLD_RETURN_IF_ERROR(in.u64(&main_start_));
+  AGLD_RETURN_IF_ERROR(in.u64(&pass_start_));
+  AGLD_RETURN_IF_ERROR(in.u64(&test_start_));
+  if (draws_ > run_.draws || !std::isfinite(elapsed) || !std::isfinite(eval_seconds_)) {
+    return in.corrupt("the engine's counters are out of range");
+  }
+  start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, elapsed)));
+  AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("EVAL"), "the evaluations"));
+  uint64_t n = 0;
+  AGLD_RETURN_IF_ERROR(in.u64(&n));
+  if (n > *k + 1) return in.corrupt(std::to_string(n) + " evaluations before iteration " + std::to_string(*k));
+  evals_.resize(static_cast<size_t>(n));
+  for (EvalRecord& e : evals_) AGLD_RETURN_IF_ERROR(load_eval(in, chains_.size(), &e));
+  if (n > 0) last_eval_ = evals_.back();
+  AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("KEPT"), "the kept draws"));
+  for (auto& chain : tracked_draws_) {
+    for (auto& column : chain) {
+      AGLD_RETURN_IF_ERROR(in.vec(&column, run_.draws, "a chain's kept draws"));
+      if (column.size() != draws_) return in.corrupt("a chain's kept draws are not the run's count");
+    }
+  }
+  for (auto& c : chains_) AGLD_RETURN_IF_ERROR(c->load(in));
+  AGLD_RETURN_IF_ERROR(moments_.load(in));
+  AGLD_RETURN_IF_ERROR(diagnostics_.load(in));
+  uint32_t has_predictive = 0;
+  AGLD_RETURN_IF_ERROR(in.u32(&has_predictive));
+  if ((has_predictive != 0) != (predictive_ != nullptr)) return in.corrupt("a predictive where the run has none, or none where it has one");
+  if (predictive_) AGLD_RETURN_IF_ERROR(predictive_->load(in));
+  return in.done();
+}
+
+// What the observer had before the checkpoint: the evaluations, then every chain's kept draws.
+Status Engine::replay(SampleObserver& obs) {
+  for (const EvalRecord& e : evals_) AGLD_RETURN_IF_ERROR(obs.on_eval(e));
+  for (size_t c = 0; c < chains_.size(); ++c) {
+    DrawRecord d;
+    d.chain = chains_[c]->id();
+    d.tracked.resize(tracked_draws_[c].size() - 1);
+    for (uint64_t i = 0; i < draws_; ++i) {
+      d.iteration = run_.burn_in + (i + 1) * run_.thin;
+      d.lp = tracked_draws_[c][0][i];
+      for (size_t t = 0; t < d.tracked.size(); ++t) d.tracked[t] = tracked_draws_[c][t + 1][i];
+      AGLD_RETURN_IF_ERROR(obs.on_draw(d));
+    }
+  }
   return Status::ok();
 }
 
@@ -476,8 +660,35 @@ Status sample(const Store& train, const Store* test, const SampleOptions& option
   sampler::Preconditioner pre;
   Status st = prepare(train, test, options, &r, &plan, &pre);
   if (!st.is_ok()) return st;
-  Engine engine(train, test, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre));
+  Engine engine(train, test, options, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre));
   return engine.run(observer, out);
+}
+
+Status resume_sample(const Store& train, const Store* test, const SampleOptions& options, const ReadableFile& checkpoint,
+                     SampleObserver& observer, SampleResult* out) {
+  checkpoint::CheckpointIn in;
+  Status st = checkpoint::CheckpointIn::open(checkpoint, &in);
+  checkpoint::RunSection saved;
+  if (st.is_ok()) st = checkpoint::load_run(in, &saved);
+  if (!st.is_ok()) return st;
+  ResolvedSample r;
+  MemoryPlan plan;
+  sampler::Preconditioner pre;
+  st = prepare(train, test, options, &r, &plan, &pre);
+  if (st.is_ok()) st = checkpoint::check_run(saved, train, test, &r);
+  if (!st.is_ok()) return st;
+  Engine engine(train, test, options, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre));
+  return engine.run(observer, out, &in);
+}
+
+Status read_checkpoint_info(const ReadableFile& checkpoint, CheckpointInfo* out) {
+  checkpoint::CheckpointIn in;
+  checkpoint::RunSection saved;
+  Status st = checkpoint::CheckpointIn::open(checkpoint, &in);
+  if (st.is_ok()) st = checkpoint::load_run(in, &saved);
+  if (!st.is_ok()) return st;
+  *out = std::move(saved.info);
+  return Status::ok();
 }
 
 }  // namespace agld

@@ -25,9 +25,11 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <sstream>
 #include <vector>
 
 #include "common/huge_array.hpp"
+#include "output/checkpoint_io.hpp"
 #include "sampler/langevin.hpp"
 
 namespace agld::sampler {
@@ -38,6 +40,23 @@ class Noise {
   explicit Noise(uint64_t seed) : engine_(seed) {}
   double operator()() { return normal_(engine_); }
   std::mt19937_64& engine() { return engine_; }
+
+  // The engine's state (the normal distribution keeps none: Boost's ziggurat), as the
+  // standard library prints it.
+  void save(checkpoint::CheckpointOut& out) const {
+    std::ostringstream s;
+    s << engine_;
+    out.str(s.str());
+  }
+  Status load(checkpoint::CheckpointIn& in) {
+    std::string text;
+    AGLD_RETURN_IF_ERROR(in.str(&text, 1 << 16));
+    std::istringstream s(text);
+    std::mt19937_64 e;
+    if (!(s >> e)) return in.corrupt("a chain's noise state does not parse");
+    engine_ = e;
+    return Status::ok();
+  }
 
  private:
   std::mt19937_64 engine_;
@@ -138,6 +157,30 @@ class LazyState {
     for (uint32_t& st : stamp_) st &= kLevelMask;
   }
   bool gap_due(uint64_t k) const { return k - base_ >= kMaxGap; }
+
+  // Between iterations (the support empty): x, the stamps and the last sync. load() checks
+  // every stamp against the levels this run has, so that a damaged checkpoint cannot send a
+  // coordinate to a dynamics that does not exist.
+  void save(checkpoint::CheckpointOut& out) const {
+    out.u32(checkpoint::tag("LAZY"));
+    out.u64(base_);
+    out.array(std::span<const double>(x_));
+    out.array(std::span<const uint32_t>(stamp_));
+  }
+  Status load(checkpoint::CheckpointIn& in) {
+    AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("LAZY"), "a chain's coordinates"));
+    AGLD_RETURN_IF_ERROR(in.u64(&base_));
+    AGLD_RETURN_IF_ERROR(in.array(std::span<double>(x_), "a chain's coordinates"));
+    AGLD_RETURN_IF_ERROR(in.array(std::span<uint32_t>(stamp_), "a chain's stamps"));
+    for (uint32_t st : stamp_) {
+      if ((st & kInSupport) || level_of(st) >= dyn_.size() || (st & kOffsetMask) > kMaxGap) {
+        return in.corrupt("a chain's stamp " + std::to_string(st) + " is not one this run can have");
+      }
+    }
+    support_.clear();
+    support_level_.clear();
+    return Status::ok();
+  }
 
  private:
   static uint32_t level_of(uint32_t stamp) { return (stamp & kLevelMask) >> kLevelShift; }

@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "output/checkpoint_io.hpp"
+
 namespace agld::sampler {
 
 class PooledMoments {
@@ -37,6 +39,19 @@ class PooledMoments {
   }
   void next_draw(size_t chains) { count_ += chains; }
   uint64_t count() const { return count_; }
+
+  void save(checkpoint::CheckpointOut& out) const {
+    out.u32(checkpoint::tag("MOMS"));
+    out.u64(count_);
+    out.array(mean_);
+    out.array(m2_);
+  }
+  Status load(checkpoint::CheckpointIn& in) {
+    AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("MOMS"), "the pooled moments"));
+    AGLD_RETURN_IF_ERROR(in.u64(&count_));
+    AGLD_RETURN_IF_ERROR(in.array(std::span<double>(mean_), "the pooled means"));
+    return in.array(std::span<double>(m2_), "the pooled sums of squares");
+  }
 
   // Moves the mean and the sd (0 with fewer than two states) out.
   void finish(std::vector<double>* mean, std::vector<double>* sd) {

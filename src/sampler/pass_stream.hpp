@@ -16,16 +16,22 @@ namespace agld::sampler {
 
 class PassStream {
  public:
-  explicit PassStream(std::unique_ptr<Reader> reader) : reader_(std::move(reader)) {}
+  // reader: opened at row `start` of its sequence (ReaderOptions::start).
+  explicit PassStream(std::unique_ptr<Reader> reader, uint64_t start = 0)
+      : reader_(std::move(reader)), start_(start) {}
 
   // Calls visit with consecutive pieces of the stream that together hold `count` rows.
   Status take(uint64_t count, const std::function<void(const Batch&)>& visit);
   const Reader& reader() const { return *reader_; }
+  // Rows of the sequence visited so far (from its row 0): where a stream resumed from a
+  // checkpoint starts.
+  uint64_t position() const { return start_ + reader_->stats().rows - ids_.size(); }
 
  private:
   Batch carry_view(size_t from, size_t n);
 
   std::unique_ptr<Reader> reader_;
+  uint64_t start_;
   // Rows delivered by the reader and not yet visited (in CSR, offsets from 0).
   std::vector<uint64_t> ids_;
   SparseRows rows_;

@@ -10,6 +10,7 @@
 #include "agld/reader.hpp"
 #include "agld/sample.hpp"
 #include "model/model.hpp"
+#include "output/checkpoint_io.hpp"
 
 namespace agld::sampler {
 
@@ -25,6 +26,10 @@ class Predictive {
   void add(const Batch& rows, std::span<const std::span<const double>> margins);
   // Fills the test figures of e (test_loglik, test_accuracy or test_mse, chain_test_loglik, samples).
   void end(EvalRecord* e);
+
+  // Between evaluations: the running sums of every test row and the states averaged.
+  void save(checkpoint::CheckpointOut& out) const;
+  Status load(checkpoint::CheckpointIn& in);
 
  private:
   const model::Model& model_;

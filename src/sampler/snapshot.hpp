@@ -7,7 +7,7 @@
 // chain's theta (begin_refresh, refresh_rows, ...). Internal to the sampler layer.
 //
 // Adding a strategy: a file src/sampler/snapshot_<name>.cpp with a Snapshot subclass and
-// its factory, and one line in the table of src/sampler/snapshots.cpp.
+// its factory (save and load included), and one line in the table of src/sampler/snapshots.cpp.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,7 @@
 #include "agld/reader.hpp"
 #include "agld/status.hpp"
 #include "model/model.hpp"
+#include "output/checkpoint_io.hpp"
 
 namespace agld::sampler {
 
@@ -70,6 +71,12 @@ class Snapshot {
   virtual void after_step(const Batch& batch, std::span<const double> s, std::span<double> a) {
     (void)batch, (void)s, (void)a;
   }
+
+  // The strategy's state, for a checkpoint (docs/reliability.md); load() reads into a
+  // strategy made with the same parameters. Every strategy says what it keeps, even nothing
+  // (tests/sampler/checkpoint_test.cpp round-trips every registered one).
+  virtual void save(checkpoint::CheckpointOut& out) const = 0;
+  virtual Status load(checkpoint::CheckpointIn& in) = 0;
 };
 
 using SnapshotFactory = std::unique_ptr<Snapshot> (*)(const SnapshotParams& params);

@@ -1,0 +1,275 @@
+// Resuming from a checkpoint (docs/reliability.md): a run stopped right after a checkpoint
+// (as a kill would) and resumed from it gives exactly what the run that never stopped gives:
+// every chain's draws, every evaluation but its wall times and I/O gauges, the posterior and
+// the diagnostics, bit for bit; for every snapshot strategy x access order, at 1 and 2
+// threads. And resume refuses what is not the run's: damaged bytes, other options, another
+// store.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+
+#include "agld/checkpoint.hpp"
+#include "agld/reader.hpp"
+#include "sampler/snapshot.hpp"
+#include "sampler_test_support.hpp"
+
+namespace agld::test {
+namespace {
+
+constexpr uint32_t kDim = 30;
+
+class MemFile final : public WritableFile, public ReadableFile {
+ public:
+  const std::string& path() const override { return path_; }
+  Status append(ByteSpan data) override {
+    bytes.insert(bytes.end(), data.begin(), data.end());
+    return Status::ok();
+  }
+  uint64_t size() const override { return bytes.size(); }
+  Status commit() override { return Status::ok(); }
+  Status view(uint64_t offset, size_t n, ByteSpan* out) const override {
+    if (offset > bytes.size() || n > bytes.size() - offset) return Status::corruption("past the end");
+    *out = ByteSpan(bytes.data() + offset, n);
+    return Status::ok();
+  }
+  std::vector<std::byte> bytes;
+
+ private:
+  std::string path_ = "checkpoint";
+};
+
+// Keeps what a run directory would: the draws by chain, the evaluations; saves every
+// checkpoint offered (every `every`-th point), and stops the run after the `stop_after`-th
+// (0: never), keeping that checkpoint, as kill -9 right after it would.
+class Recorder final : public SampleObserver {
+ public:
+  Status on_draw(const DrawRecord& d) override {
+    std::vector<double> row = {static_cast<double>(d.iteration), d.lp};
+    row.insert(row.end(), d.tracked.begin(), d.tracked.end());
+    draws[d.chain].push_back(row);
+    return Status::ok();
+  }
+  Status on_eval(const EvalRecord& e) override {
+    EvalRecord x = e;
+    x.seconds = x.eval_seconds = 0;  // wall times
+    x.bytes_read = x.memory_bytes = 0;  // I/O gauges: a resumed run re-reads what its cache held
+    evals.push_back(x);
+    return Status::ok();
+  }
+  bool checkpoint_due(uint64_t, bool burn_in_ended) override {
+    burn_in_seen |= burn_in_ended;
+    return ++offers % every == 0;
+  }
+  Status on_checkpoint(uint64_t iteration, const std::function<Status(WritableFile&)>& save) override {
+    MemFile f;
+    Status st = save(f);
+    if (!st.is_ok()) return st;
+    last = std::move(f);
+    last_iteration = iteration;
+    if (++written == stop_after) return Status::internal("stopped after a checkpoint (test)");
+    return Status::ok();
+  }
+  std::map<uint64_t, std::vector<std::vector<double>>> draws;
+  std::vector<EvalRecord> evals;
+  uint64_t every = 1, stop_after = 0, offers = 0, written = 0, last_iteration = 0;
+  bool burn_in_seen = false;
+  MemFile last;
+};
+
+bool same_eval(const EvalRecord& a, const EvalRecord& b) {
+  auto same = [](double x, double y) { return std::memcmp(&x, &y, sizeof x) == 0; };
+  return a.iteration == b.iteration && same(a.passes, b.passes) && a.grad_evals == b.grad_evals &&
+         a.burn_in == b.burn_in && a.samples == b.samples && same(a.test_loglik, b.test_loglik) &&
+         a.chain_test_loglik == b.chain_test_loglik && same(a.test_accuracy, b.test_accuracy) &&
+         same(a.test_mse, b.test_mse);
+}
+
+bool same_evals(const std::vector<EvalRecord>& a, const std::vector<EvalRecord>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!same_eval(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+SparseRows rows_of(uint64_t seed, size_t n) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01;
+  std::uniform_int_distribution<uint32_t> feature(0, kDim - 1);
+  SparseRows rows;
+  for (size_t r = 0; r < n; ++r) {
+    std::vector<uint32_t> idx;
+    std::vector<float> val;
+    for (int e = 0; e < 4; ++e) {
+      const uint32_t j = feature(rng);
+      if (std::find(idx.begin(), idx.end(), j) != idx.end()) continue;
+      idx.push_back(j);
+      val.push_back(static_cast<float>(n01(rng)));
+    }
+    std::sort(idx.begin(), idx.end());
+    rows.add_row(n01(rng) + 0.3 * static_cast<double>(idx.size()) > 1 ? 1.0 : -1.0, idx, val);
+  }
+  return rows;
+}
+
+SampleOptions options(const std::string& method, unsigned threads) {
+  SampleOptions o;
+  o.method = method;
+  o.seed = 29;
+  o.chains = 3;
+  o.threads = threads;
+  o.batch = 60;
+  o.iterations = 200;
+  o.burn_in = 50;
+  o.thin = 3;
+  o.evaluations = 7;
+  o.intercept = true;
+  o.memory = uint64_t{512} << 20;
+  o.track_default = false;
+  o.track = {0, 7, 29, 30};
+  return o;
+}
+
+struct Case {
+  std::string snapshot, access;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.snapshot << "-" << c.access; }
+
+class Resume : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Resume, IsTheRunThatNeverStopped) {
+  const Case& c = GetParam();
+  TempDir dir;
+  // 500 rows in chunks of 64: passes end inside chunks and inside batches.
+  auto store = make_store(dir.file("s.agld"), rows_of(test_seed(41), 500), kDim, true, 64);
+  auto test_store = make_store(dir.file("t.agld"), rows_of(test_seed(42), 70), kDim, true, 16);
+  const std::string method = c.snapshot + "-" + c.access;
+  for (unsigned threads : {1u, 2u}) {
+    SCOPED_TRACE(method + ", " + std::to_string(threads) + " thread(s)");
+    Recorder whole;
+    SampleResult want;
+    Status st = sample(*store, test_store.get(), options(method, threads), whole, &want);
+    ASSERT_TRUE(st.is_ok()) << st.message();
+    // Stopped after its 2nd, then its 5th, checkpoint (offered at every 3rd point where the
+    // chains are current), each time resumed from the first stop.
+    for (uint64_t stop : {2u, 5u}) {
+      Recorder first;
+      first.every = 3;
+      first.stop_after = stop;
+      SampleResult unused;
+      st = sample(*store, test_store.get(), options(method, threads), first, &unused);
+      ASSERT_EQ(st.code(), Status::Code::kInternal) << st.message();
+      ASSERT_EQ(first.written, stop);
+      CheckpointInfo info;
+      st = read_checkpoint_info(first.last, &info);
+      ASSERT_TRUE(st.is_ok()) << st.message();
+      EXPECT_EQ(info.iteration, first.last_iteration);
+      EXPECT_EQ(info.options.method, method);
+      Recorder second;
+      SampleResult got;
+      st = resume_sample(*store, test_store.get(), info.options, first.last, second, &got);
+      ASSERT_TRUE(st.is_ok()) << st.message();
+      EXPECT_EQ(second.draws, whole.draws) << "stopped at " << first.last_iteration;
+      EXPECT_TRUE(same_evals(second.evals, whole.evals)) << "stopped at " << first.last_iteration;
+      EXPECT_EQ(got.draws, want.draws);
+      EXPECT_TRUE(same_bits(got.mean, want.mean));
+      EXPECT_TRUE(same_bits(got.sd, want.sd));
+      EXPECT_TRUE(same_bits(got.rhat, want.rhat));
+      EXPECT_TRUE(same_bits(got.ess, want.ess));
+      EXPECT_TRUE(same_bits(got.mcse, want.mcse));
+      ASSERT_EQ(got.tracked_draws.size(), want.tracked_draws.size());
+      for (size_t t = 0; t < got.tracked_draws.size(); ++t) EXPECT_TRUE(same_bits(got.tracked_draws[t], want.tracked_draws[t]));
+      EXPECT_EQ(got.run.diagnosed_rule, want.run.diagnosed_rule);
+      EXPECT_EQ(got.run.state_bytes, want.run.state_bytes);
+    }
+  }
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const auto& s : sampler::registered_snapshots()) {
+    for (const auto& a : reader_orders()) cases.push_back({std::string(s.name), a.name});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(EverySnapshotAndAccess, Resume, ::testing::ValuesIn(all_cases()),
+                         [](const ::testing::TestParamInfo<Case>& p) {
+                           std::string s = p.param.snapshot;
+                           if (s == "ptu+") s = "ptuplus";
+                           return s + "_" + p.param.access;
+                         });
+
+// The end of burn-in is offered once; random orders resume with each chain's own stream;
+// --share-batches too.
+TEST(ResumeChecks, SharedBatchesAndBurnIn) {
+  TempDir dir;
+  auto store = make_store(dir.file("s.agld"), rows_of(test_seed(43), 300), kDim, true, 32);
+  SampleOptions o = options("tmu-rr", 2);
+  o.share_batches = true;
+  Recorder whole;
+  SampleResult want;
+  ASSERT_TRUE(sample(*store, nullptr, o, whole, &want).is_ok());
+  EXPECT_TRUE(whole.burn_in_seen);
+  Recorder first;
+  first.stop_after = 4;
+  SampleResult unused;
+  ASSERT_EQ(sample(*store, nullptr, o, first, &unused).code(), Status::Code::kInternal);
+  Recorder second;
+  SampleResult got;
+  Status st = resume_sample(*store, nullptr, o, first.last, second, &got);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(second.draws, whole.draws);
+  EXPECT_TRUE(same_bits(got.mean, want.mean));
+}
+
+TEST(ResumeChecks, RefusesWhatIsNotTheRun) {
+  TempDir dir;
+  auto store = make_store(dir.file("s.agld"), rows_of(test_seed(44), 300), kDim, true, 32);
+  auto other = make_store(dir.file("o.agld"), rows_of(test_seed(45), 300), kDim, true, 32);
+  const SampleOptions o = options("ptu-ca", 1);
+  Recorder first;
+  first.stop_after = 2;
+  SampleResult r;
+  ASSERT_EQ(sample(*store, nullptr, o, first, &r).code(), Status::Code::kInternal);
+  Recorder sink;
+  // Other options: named.
+  SampleOptions changed = o;
+  changed.seed = 30;
+  Status st = resume_sample(*store, nullptr, changed, first.last, sink, &r);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("option seed was 29, now 30"), std::string::npos) << st.message();
+  // Threads and the time limit may change.
+  changed = o;
+  changed.threads = 2;
+  changed.time_limit = 1000;
+  st = resume_sample(*store, nullptr, changed, first.last, sink, &r);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  // Another store of the same shape.
+  st = resume_sample(*other, nullptr, o, first.last, sink, &r);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("is not the training store the run started with"), std::string::npos) << st.message();
+  // A test store the run did not have.
+  st = resume_sample(*store, other.get(), o, first.last, sink, &r);
+  EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << st.message();
+  // Damaged bytes: every 97th byte flipped in turn, and cut short: one error, no crash.
+  for (size_t i = 0; i < first.last.bytes.size(); i += 97) {
+    MemFile bad = first.last;
+    bad.bytes[i] ^= std::byte{1};
+    st = resume_sample(*store, nullptr, o, bad, sink, &r);
+    EXPECT_FALSE(st.is_ok()) << "byte " << i;
+  }
+  MemFile cut = first.last;
+  cut.bytes.resize(cut.bytes.size() / 2);
+  st = resume_sample(*store, nullptr, o, cut, sink, &r);
+  EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.message();
+}
+
+}  // namespace
+}  // namespace agld::test
