@@ -2,12 +2,11 @@
 // Samples the posterior and writes the run directory (docs/samplers.md).
 #include <fmt/format.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "agld/run_output.hpp"
@@ -27,31 +26,6 @@ struct SampleArgs {
   std::vector<std::string> track;
   bool quiet = false;
 };
-
-// SIGINT / SIGTERM during a run: the first stops it at the next iteration, with every
-// output complete; a second dies as usual (removing unfinished outputs).
-std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int sig) {
-  if (g_stop.exchange(true)) {
-    remove_pending_temporaries();
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-  }
-}
-
-nlohmann::json store_identity(const Store& s) {
-  const StoreMeta& m = s.meta();
-  nlohmann::json sources = nlohmann::json::array();
-  for (const SourceInfo& src : m.sources) {
-    sources.push_back({{"name", src.name},
-                       {"size", src.size ? nlohmann::json(*src.size) : nlohmann::json()},
-                       {"mtime", src.mtime ? nlohmann::json(*src.mtime) : nlohmann::json()}});
-  }
-  return {{"path", s.path()},        {"file_size", s.file_size()}, {"rows", m.rows},
-          {"features", m.features},  {"nnz", m.nnz},               {"chunks", s.chunk_count()},
-          {"labels", m.label_kind == LabelKind::kBinary ? "binary" : "real"},
-          {"part", m.options.part},  {"sources", sources},         {"created_by", m.created_by}};
-}
 
 nlohmann::json draws_files(const ResolvedSample& r);
 
@@ -199,7 +173,7 @@ class CliObserver final : public SampleObserver {
   void on_progress(const Progress& p) override {
     if (progress_) draw_progress(p);
   }
-  bool stop_requested() override { return g_stop.load(); }
+  bool stop_requested() override { return StopOnSignal::requested(); }
 
  private:
   RunWriter& w_;
@@ -252,11 +226,7 @@ int run_sample(SampleArgs& a) {
   if (!st.is_ok()) return fail(st);
   const bool progress = !a.quiet && stderr_is_tty();
   CliObserver obs(*writer, progress);
-  struct sigaction sa {}, old_int {}, old_term {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  std::optional<StopOnSignal> stop_on_signal(std::in_place);
   SampleResult result;
   st = sample(*train, test.get(), o, obs, &result);
   if (progress) std::cerr << "\r\033[K" << std::flush;
@@ -268,8 +238,7 @@ int run_sample(SampleArgs& a) {
   const std::vector<ColumnSummary> tracked = tracked_columns(result);
   cfg["diagnostics"] = diagnostics_json(result, tracked);
   st = writer->finish(result, cfg.dump(2) + "\n");
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  stop_on_signal.reset();
   if (!st.is_ok()) return fail(st);
   const DiagnosticsSummary& ds = result.diagnostics;
   const ResolvedSample& r = result.run;
