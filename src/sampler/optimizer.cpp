@@ -134,7 +134,8 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
   OptimizePlan pl;
   uint64_t readers = o.memory - baseline - r.state_bytes;
   if (test) {
-    pl.test = std::max(test_min, std::min(reader_whole_store_memory(*test, pass_reader_options(*test, o.seed)), readers / 4));
+    const uint64_t whole = reader_whole_store_memory(*test, pass_reader_options(*test, o.seed));
+    pl.test = std::max(test_min, std::min({whole, readers / 4, readers - main_min - pass_min}));
     readers -= pl.test;
   }
   pl.pass = std::min(2 * pass_min, readers - main_min);
