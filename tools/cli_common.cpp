@@ -2,10 +2,15 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cmath>
+#include <csignal>
 #include <fmt/format.h>
 #include <iostream>
+
+#include "agld/file.hpp"
+#include "agld/store.hpp"
 
 namespace agld::cli {
 
@@ -72,6 +77,32 @@ CLI::Validator size_validator() {
       "SIZE");
 }
 
+namespace {
+std::atomic<bool> g_stop{false};
+extern "C" void on_stop_signal(int sig) {
+  if (g_stop.exchange(true)) {
+    remove_pending_temporaries();
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+  }
+}
+}  // namespace
+
+StopOnSignal::StopOnSignal() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old_int_);
+  sigaction(SIGTERM, &sa, &old_term_);
+}
+
+StopOnSignal::~StopOnSignal() {
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
+}
+
+bool StopOnSignal::requested() { return g_stop.load(); }
+
 bool stderr_is_tty() { return ::isatty(STDERR_FILENO) != 0; }
 
 std::string human_bytes(double b) {
@@ -90,6 +121,20 @@ std::string human_duration(double s) {
   if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, (t / 60) % 60);
   if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
   return fmt::format("{}s", t);
+}
+
+nlohmann::json store_identity(const Store& s) {
+  const StoreMeta& m = s.meta();
+  nlohmann::json sources = nlohmann::json::array();
+  for (const SourceInfo& src : m.sources) {
+    sources.push_back({{"name", src.name},
+                       {"size", src.size ? nlohmann::json(*src.size) : nlohmann::json()},
+                       {"mtime", src.mtime ? nlohmann::json(*src.mtime) : nlohmann::json()}});
+  }
+  return {{"path", s.path()},        {"file_size", s.file_size()}, {"rows", m.rows},
+          {"features", m.features},  {"nnz", m.nnz},               {"chunks", s.chunk_count()},
+          {"labels", m.label_kind == LabelKind::kBinary ? "binary" : "real"},
+          {"part", m.options.part},  {"sources", sources},         {"created_by", m.created_by}};
 }
 
 }  // namespace agld::cli

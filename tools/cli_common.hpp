@@ -1,14 +1,18 @@
 // Shared pieces of the agld command line: exit codes, one-line errors, sizes, progress.
 #pragma once
 
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "agld/status.hpp"
 
 namespace agld {
 struct RunSummary;
+class Store;
 }
 
 namespace agld::cli {
@@ -37,6 +41,21 @@ uint64_t parse_size(const std::string& text);
 // A CLI11 validator for parse_size.
 CLI::Validator size_validator();
 
+// While one lives, the first SIGINT or SIGTERM asks the run to stop (requested() turns true:
+// the run ends at its next check with complete outputs); a second dies as usual, removing
+// unfinished outputs. The handlers before it come back when it goes.
+class StopOnSignal {
+ public:
+  StopOnSignal();
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  static bool requested();
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
 // True when stderr is a terminal (progress lines are drawn only then).
 bool stderr_is_tty();
 std::string human_bytes(double bytes);
@@ -49,7 +68,11 @@ void add_dump(Cli& cli);
 void add_gen(Cli& cli);
 void add_scan(Cli& cli);
 void add_sample(Cli& cli);
+void add_optimize(Cli& cli);
 void add_summary(Cli& cli);
+
+// A store's identity for a run's config.json: path, size, shape, labels, sources.
+nlohmann::json store_identity(const Store& s);
 
 // The text of `agld summary` (also printed at the end of `agld sample`).
 std::string summary_text(const RunSummary& s);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "agld/checkpoint.hpp"
@@ -54,31 +55,6 @@ double parse_duration(const std::string& text) {
     throw CLI::ValidationError("duration", "expected a duration such as 10m, 90s or 1.5h, or off, got '" + text + "'");
   }
   return v * mult;
-}
-
-// SIGINT / SIGTERM during a run: the first stops it at the next iteration, with every
-// output complete; a second dies as usual (removing unfinished outputs).
-std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int sig) {
-  if (g_stop.exchange(true)) {
-    remove_pending_temporaries();
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-  }
-}
-
-nlohmann::json store_identity(const Store& s) {
-  const StoreMeta& m = s.meta();
-  nlohmann::json sources = nlohmann::json::array();
-  for (const SourceInfo& src : m.sources) {
-    sources.push_back({{"name", src.name},
-                       {"size", src.size ? nlohmann::json(*src.size) : nlohmann::json()},
-                       {"mtime", src.mtime ? nlohmann::json(*src.mtime) : nlohmann::json()}});
-  }
-  return {{"path", s.path()},        {"file_size", s.file_size()}, {"rows", m.rows},
-          {"features", m.features},  {"nnz", m.nnz},               {"chunks", s.chunk_count()},
-          {"labels", m.label_kind == LabelKind::kBinary ? "binary" : "real"},
-          {"part", m.options.part},  {"sources", sources},         {"created_by", m.created_by}};
 }
 
 nlohmann::json draws_files(const ResolvedSample& r);
@@ -233,7 +209,7 @@ class CliObserver final : public SampleObserver {
   void on_progress(const Progress& p) override {
     if (progress_) draw_progress(p);
   }
-  bool stop_requested() override { return g_stop.load(); }
+  bool stop_requested() override { return StopOnSignal::requested(); }
 
   // Every checkpoint_every seconds, and at the end of burn-in.
   bool checkpoint_due(uint64_t, bool burn_in_ended) override {
@@ -381,11 +357,7 @@ int run_sample(SampleArgs& a) {
   if (!st.is_ok()) return fail(st);
   const bool progress = !a.quiet && stderr_is_tty();
   CliObserver obs(*writer, progress, a.quiet, checkpoint_every);
-  struct sigaction sa {}, old_int {}, old_term {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  std::optional<StopOnSignal> stop_on_signal(std::in_place);
   SampleResult result;
   st = checkpoint ? resume_sample(*train, test.get(), o, *checkpoint, obs, &result)
                   : sample(*train, test.get(), o, obs, &result);
@@ -399,8 +371,7 @@ int run_sample(SampleArgs& a) {
   const std::vector<ColumnSummary> tracked = tracked_columns(result);
   cfg["diagnostics"] = diagnostics_json(result, tracked);
   st = writer->finish(result, cfg.dump(2) + "\n");
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
+  stop_on_signal.reset();
   if (!st.is_ok()) return fail(st);
   // The run is complete: its checkpoint has nothing left to continue.
   std::error_code ec;

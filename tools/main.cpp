@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   agld::cli::add_gen(cli);
   agld::cli::add_scan(cli);
   agld::cli::add_sample(cli);
+  agld::cli::add_optimize(cli);
   agld::cli::add_summary(cli);
   try {
     cli.app.parse(argc, argv);

@@ -1,6 +1,7 @@
 // The run directory of `agld sample` (docs/samplers.md): config.json, metrics.csv, one
 // Stan CSV a chain (draws_ID.csv, as CmdStan names them), posterior.npy and
-// diagnostics.npy. Every file is written through
+// diagnostics.npy; and that of `agld optimize`: mode.npy and config.json (finish_tables).
+// Every file is written through
 // FileSystem::create_atomic and appears only when finish() commits it: a failed run
 // leaves no partial file where a good one was expected.
 #pragma once
@@ -51,6 +52,15 @@ class RunWriter {
   // Writes posterior.npy, diagnostics.npy and config.json (config_json, built by the
   // caller), adds the trailing comments of the draws files, and commits every file.
   Status finish(const SampleResult& result, const std::string& config_json);
+
+  // A float64 .npy table of shape (d, columns), each column d values.
+  struct Table {
+    std::string name;
+    std::vector<const std::vector<double>*> columns;
+  };
+  // Writes the tables and config.json, and commits them with every file start() opened (a
+  // directory without draws, such as agld optimize's, need not call start()).
+  Status finish_tables(const std::vector<Table>& tables, const std::string& config_json);
 
   const std::string& dir() const { return dir_; }
 

@@ -1,7 +1,8 @@
 // Models (ALGORITHMS.md section 1): a generalised linear model is its per-row loss
 // l(y, m) of the margin m = theta . x. The sampler needs l' (the gradient is l' times the
 // row), l itself (for lp__), the likelihood's log density (test metrics), the prediction,
-// and a bound on l'' (the default step). Internal to the library.
+// a bound on l'' (the default step), and l'' itself (the Hessian's diagonal at the mode, for
+// `agld optimize`'s Laplace sd). Internal to the library.
 //
 // Adding a model: a file src/model/model_<name>.cpp with a Model subclass and its factory,
 // and one line in the table of src/model/models.cpp.
@@ -20,6 +21,8 @@ class Model {
   virtual ~Model() = default;
   // s = l'(y, m): the gradient of the row's loss is s times the row.
   virtual double dloss(double y, double m) const = 0;
+  // l''(y, m): the Hessian of the row's loss is l'' times x x'.
+  virtual double d2loss(double y, double m) const = 0;
   // l(y, m) = -log p(y | m) up to a constant that does not depend on theta.
   virtual double loss(double y, double m) const = 0;
   // log p(y | m) with every constant (the test log-likelihood).

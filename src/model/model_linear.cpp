@@ -12,6 +12,7 @@ class Linear final : public Model {
   explicit Linear(double noise_var)
       : s2_(noise_var), log_norm_(-0.5 * std::log(2 * std::numbers::pi * noise_var)) {}
   double dloss(double y, double m) const override { return (m - y) / s2_; }
+  double d2loss(double, double) const override { return 1 / s2_; }
   double loss(double y, double m) const override { return (y - m) * (y - m) / (2 * s2_); }
   double log_lik(double y, double m) const override { return log_norm_ - loss(y, m); }
   double predict(double m) const override { return m; }

@@ -18,6 +18,11 @@ inline double sigmoid(double z) {
 class Logistic final : public Model {
  public:
   double dloss(double y, double m) const override { return -y * sigmoid(-y * m); }
+  // sigmoid(m) sigmoid(-m), from the smaller of the two (no cancellation in 1 - p).
+  double d2loss(double, double m) const override {
+    const double p = sigmoid(-std::abs(m));
+    return p * (1 - p);
+  }
   double loss(double y, double m) const override { return softplus(-y * m); }
   double log_lik(double y, double m) const override { return -softplus(-y * m); }
   double predict(double m) const override { return sigmoid(m); }

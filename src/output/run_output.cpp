@@ -164,14 +164,22 @@ Status RunWriter::finish(const SampleResult& result, const std::string& config_j
     fmt::format_to(std::back_inserter(o->buffer), "#\n#  Elapsed Time: {:.3f} seconds (Total)\n#  Kept states: {}{}\n",
                    result.seconds, result.draws, result.stopped_early ? " (stopped early)" : "");
   }
-  const uint64_t d = result.mean.size();
-  std::unique_ptr<WritableFile> npy, diag, config;
-  Status st = fs_->create_atomic(dir_ + "/posterior.npy", &npy);
-  if (st.is_ok()) st = fs_->create_atomic(dir_ + "/diagnostics.npy", &diag);
+  return finish_tables({{"posterior.npy", {&result.mean, &result.sd}},
+                        {"diagnostics.npy", {&result.rhat, &result.ess, &result.mcse}}},
+                       config_json);
+}
+
+Status RunWriter::finish_tables(const std::vector<Table>& tables, const std::string& config_json) {
+  std::vector<std::unique_ptr<WritableFile>> files(tables.size());
+  std::unique_ptr<WritableFile> config;
+  Status st;
+  for (size_t t = 0; t < tables.size() && st.is_ok(); ++t) st = fs_->create_atomic(dir_ + "/" + tables[t].name, &files[t]);
   if (st.is_ok()) st = fs_->create_atomic(dir_ + "/config.json", &config);
   if (!st.is_ok()) return st;
-  st = write_table(*npy, d, {&result.mean, &result.sd});
-  if (st.is_ok()) st = write_table(*diag, d, {&result.rhat, &result.ess, &result.mcse});
+  for (size_t t = 0; t < tables.size() && st.is_ok(); ++t) {
+    const uint64_t d = tables[t].columns.empty() ? 0 : tables[t].columns.front()->size();
+    st = write_table(*files[t], d, tables[t].columns);
+  }
   if (st.is_ok()) st = config->append({reinterpret_cast<const std::byte*>(config_json.data()), config_json.size()});
   for (auto& o : outs_) {
     if (st.is_ok()) st = flush(*o, true);
@@ -181,9 +189,11 @@ Status RunWriter::finish(const SampleResult& result, const std::string& config_j
     st = o->file->commit();
     if (!st.is_ok()) return st;
   }
-  st = npy->commit();
-  if (st.is_ok()) st = diag->commit();
-  if (st.is_ok()) st = config->commit();
+  for (auto& f : files) {
+    st = f->commit();
+    if (!st.is_ok()) return st;
+  }
+  st = config->commit();
   if (st.is_ok()) finished_ = true;
   return st;
 }

@@ -17,9 +17,11 @@ uint64_t chain_seed(uint64_t seed, uint64_t id) { return mix64(mix64(seed ^ 0x5e
 namespace {
 // One dynamics a level of steps; with many levels, smaller tables (they share the cache).
 std::vector<Langevin> levels(const ChainConfig& c) {
-  if (c.level_steps.empty()) return {Langevin(c.step, c.prior_var)};
+  if (c.level_steps.empty()) return {Langevin(c.step, c.prior_var, Langevin::kTableSize, c.temperature)};
   std::vector<Langevin> out;
-  for (double eta : c.level_steps) out.emplace_back(eta, c.prior_var, c.level_steps.size() > 1 ? 256 : Langevin::kTableSize);
+  for (double eta : c.level_steps) {
+    out.emplace_back(eta, c.prior_var, c.level_steps.size() > 1 ? 256 : Langevin::kTableSize, c.temperature);
+  }
   return out;
 }
 }  // namespace
@@ -28,7 +30,7 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
     : id_(id),
       cfg_(config),
       snap_(std::move(snapshot)),
-      noise_(chain_seed(seed, id)),
+      noise_(chain_seed(seed, id), config.temperature > 0),
       state_(config.dim, levels(config), config.level) {
   if (snap_->has_aggregate()) a_.reset(cfg_.dim);
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
@@ -88,7 +90,11 @@ std::span<const double> Chain::margins(const Batch& b) {
   return margins_;
 }
 
-void Chain::refresh_piece(const Batch& rows) { snap_->refresh_piece(rows, margins(rows), a_); }
+std::span<const double> Chain::refresh_piece(const Batch& rows) {
+  const std::span<const double> m = margins(rows);
+  snap_->refresh_piece(rows, m, a_);
+  return m;
+}
 
 Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   const size_t n = b.size();

@@ -32,6 +32,9 @@ struct ChainConfig {
   // |theta| beyond which the state is outside the posterior (ResolvedSample::divergence_radius):
   // sync() then reports a divergence.
   double divergence_radius = std::numeric_limits<double>::infinity();
+  // The noise's variance is this times Langevin's: 1 samples the posterior, 0 is gradient
+  // descent on U (no noise is drawn: `agld optimize`, sampler/optimizer.cpp).
+  double temperature = 1;
   bool dense = false;     // every coordinate, every iteration (the tests' reference)
   const model::Model* model = nullptr;
   std::vector<uint64_t> track;
@@ -54,7 +57,7 @@ class Chain {
   const DrawRecord& draw() const { return draw_; }
 
   // x_0: each coordinate drawn from the prior N(0, prior_var) (uniform on (-2, 2) for a
-  // flat prior), from the chain's own noise.
+  // flat prior), from the chain's own noise (at temperature 0, which has none: 0).
   void start_dispersed();
 
   // Brings every coordinate to k; with `keep`, also records the kept state's tracked
@@ -71,9 +74,12 @@ class Chain {
   void full_piece(const Batch& rows);
   Status full_step(uint64_t k, bool keep, bool do_step);
 
-  // A refresh at theta (current everywhere): begin, pieces, as the strategy asks.
+  // A refresh at theta (current everywhere): begin, pieces, as the strategy asks. A piece's
+  // margins theta . x_i are returned (valid until the next call).
   void begin_refresh() { snap_->begin_refresh(state_.x(), a_); }
-  void refresh_piece(const Batch& rows);
+  std::span<const double> refresh_piece(const Batch& rows);
+  // The aggregate A (empty for strategies without one).
+  std::span<const double> aggregate() const { return a_; }
 
   // The chain's whole state between two iterations: coordinates and stamps, noise, the
   // aggregate, `full`'s gradient, the kept state's record and the strategy's state. load()

@@ -34,11 +34,12 @@
 
 namespace agld::sampler {
 
-// A chain's Gaussian noise: its own engine, so that chains never share a stream.
+// A chain's Gaussian noise: its own engine, so that chains never share a stream. Off (a
+// temperature of 0: the dynamics is gradient descent), it is 0 and draws nothing.
 class Noise {
  public:
-  explicit Noise(uint64_t seed) : engine_(seed) {}
-  double operator()() { return normal_(engine_); }
+  explicit Noise(uint64_t seed, bool on = true) : engine_(seed), on_(on) {}
+  double operator()() { return on_ ? normal_(engine_) : 0.0; }
   std::mt19937_64& engine() { return engine_; }
 
   // The engine's state (the normal distribution keeps none: Boost's ziggurat), as the
@@ -61,6 +62,7 @@ class Noise {
  private:
   std::mt19937_64 engine_;
   boost::random::normal_distribution<double> normal_;
+  bool on_;
 };
 
 class LazyState {

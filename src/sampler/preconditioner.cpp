@@ -170,6 +170,12 @@ uint64_t preconditioner_rows(const Store& train) {
   return std::min<uint64_t>(kSampleRows, train.meta().rows) + (has_feature_stats(train) ? 0 : train.meta().rows);
 }
 
+std::string feature_stats_note(const Store& train) {
+  return "note: " + train.path() +
+         " records no per-feature statistics (an older agld converted it): --precondition diag computes them "
+         "in a pass over it, counted in the run's passes; converting it again saves that pass";
+}
+
 Status make_preconditioner(const Store& train, const model::Model& model, bool step_given, ResolvedSample* r,
                            Preconditioner* out) {
   const StoreMeta& meta = train.meta();

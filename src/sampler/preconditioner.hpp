@@ -32,6 +32,8 @@ struct Preconditioner {
 
 // Rows make_preconditioner reads: its sample, and a pass for the per-feature statistics.
 uint64_t preconditioner_rows(const Store& train);
+// The note a run on a store without per-feature statistics gives (they cost it a pass).
+std::string feature_stats_note(const Store& train);
 
 // Builds the preconditioner for the run r: its step is r->step if the user gave it (in M's
 // metric), else the default, written back with its rule, and r gets its figures (levels, M's

@@ -240,11 +240,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     }
   }
 
-  if (o.precondition == "diag" && !has_feature_stats(train)) {
-    r.warnings.push_back("note: " + train.path() +
-                         " records no per-feature statistics (an older agld converted it): --precondition diag computes them "
-                         "in a pass over it, counted in the run's passes; converting it again saves that pass");
-  }
+  if (o.precondition == "diag" && !has_feature_stats(train)) r.warnings.push_back(feature_stats_note(train));
   if ((r.access == "ca" || r.access == "br") && !rows_shuffled(m)) {
     r.warnings.push_back(
         "the rows of " + train.path() + " are in their source order (converted with --keep-order, or by an agld "

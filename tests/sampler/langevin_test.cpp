@@ -4,6 +4,7 @@
 
 #include <boost/random/normal_distribution.hpp>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "sampler/langevin.hpp"
@@ -38,6 +39,26 @@ TEST(Langevin, JumpMatchesComposedSteps) {
         EXPECT_NEAR(j.gain, c.gain, 1e-9 * c.gain) << eta << " " << s2p << " " << k;
         EXPECT_NEAR(j.sd * j.sd, c.var, 1e-9 * c.var) << eta << " " << s2p << " " << k;
       }
+    }
+  }
+}
+
+// At temperature T the noise's variance is T times Langevin's; at 0 a jump is exactly k
+// steps of gradient descent x' = x - eta (x / s2p + a_j) (`agld optimize`'s lazy steps).
+TEST(Langevin, TemperatureScalesTheNoiseAndZeroIsGradientDescent) {
+  for (double s2p : {1.0, 10.0, std::numeric_limits<double>::infinity()}) {
+    const double eta = 0.01;
+    Langevin hot(eta, s2p), warm(eta, s2p, Langevin::kTableSize, 0.25), cold(eta, s2p, Langevin::kTableSize, 0);
+    EXPECT_EQ(cold.noise_sd(), 0.0);
+    EXPECT_NEAR(warm.noise_sd(), 0.5 * hot.noise_sd(), 1e-15);
+    for (uint64_t k : {1u, 7u, 1023u, 1024u, 5000u, 100000u}) {
+      EXPECT_EQ(cold.jump(k).sd, 0.0) << k;
+      EXPECT_NEAR(warm.jump(k).sd, 0.5 * hot.jump(k).sd, 1e-12 * hot.jump(k).sd) << k;
+      EXPECT_EQ(cold.jump(k).mul, hot.jump(k).mul);
+      EXPECT_EQ(cold.jump(k).gain, hot.jump(k).gain);
+      double x = 1.7;
+      for (uint64_t t = 0; t < k; ++t) x = cold.step(x, 0.0, -0.4, 0.0);
+      EXPECT_NEAR(cold.advance(1.7, -0.4, k, 123.0), x, 1e-9 * (1 + std::abs(x))) << s2p << " " << k;
     }
   }
 }
