@@ -87,6 +87,7 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"step_rule", r.step_rule},
           {"precondition", o.precondition},
           {"metric", o.metric.empty() ? nlohmann::json() : nlohmann::json(o.metric)},
+          {"init", o.init.empty() ? nlohmann::json() : nlohmann::json(o.init)},
           {"preconditioner", o.precondition == "diag"
                                  ? nlohmann::json{{"levels", r.precondition_levels},
                                                   {"m_min", r.precondition_m_min},
@@ -282,6 +283,7 @@ Status resume_options(SampleArgs& a, const CheckpointInfo& info) {
   set("--step", &SampleOptions::step);
   set("--precondition", &SampleOptions::precondition);
   set("--metric", &SampleOptions::metric);
+  set("--init", &SampleOptions::init);
   set("--batch", &SampleOptions::batch);
   set("--chains", &SampleOptions::chains);
   set("--chain-id", &SampleOptions::chain_id);
@@ -457,6 +459,9 @@ void add_sample(Cli& cli) {
   c->add_option("--metric", a->opt.metric,
                 "diag's M from a .npy of a standard deviation per coordinate in column 1 (a run's posterior.npy): "
                 "M_j = sd_j^2, capped by what one row brings to a minibatch (docs/samplers.md)");
+  c->add_option("--init", a->opt.init,
+                "start the chains around column 0 of a .npy of a row per coordinate (agld optimize's mode.npy, a run's "
+                "posterior.npy), spread by its column 1 if it has one, else by the prior's sd");
   c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, 100))");
   c->add_option("--chains", a->opt.chains, "chains in the run, from dispersed starts")->default_val(4);
   c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);

@@ -43,6 +43,10 @@ struct SampleOptions {
   // run's posterior.npy, agld optimize's mode.npy): M_j = sd_j^2, capped as the statistics'
   // M_j is by what one row brings to a minibatch (docs/samplers.md, "Preconditioning").
   std::string metric;
+  // The chains' start (as Stan's init): around column 0 of a float64 .npy of d rows (agld
+  // optimize's mode.npy, a run's posterior.npy), x_0 = init + sd z with sd column 1 if the file
+  // has one, else the prior's sd. Empty: x_0 drawn from the prior.
+  std::string init;
   std::optional<uint64_t> batch;   // rows a minibatch; default min(N, 100)
   std::optional<double> epochs;    // run length per chain in passes of minibatches ...
   std::optional<uint64_t> iterations;  // ... or in iterations (default: docs/samplers.md)

@@ -29,6 +29,7 @@ Json options_json(const SampleOptions& o) {
           {"step", maybe(o.step)},
           {"precondition", o.precondition},
           {"metric", o.metric},
+          {"init", o.init},
           {"batch", maybe(o.batch)},
           {"epochs", maybe(o.epochs)},
           {"iterations", maybe(o.iterations)},
@@ -74,7 +75,9 @@ SampleOptions options_from_json(const Json& j) {
   o.threads = j.at("threads").get<unsigned>();
   get_opt(j, "step", &o.step);
   o.precondition = j.at("precondition").get<std::string>();
-  o.metric = j.at("metric").get<std::string>();
+  // Options added after the format's first checkpoints: absent means not given.
+  o.metric = j.value("metric", std::string());
+  o.init = j.value("init", std::string());
   get_opt(j, "batch", &o.batch);
   get_opt(j, "epochs", &o.epochs);
   get_opt(j, "iterations", &o.iterations);

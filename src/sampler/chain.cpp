@@ -53,6 +53,16 @@ void Chain::start_dispersed() {
   }
 }
 
+void Chain::start_around(const CoordinateFile& init) {
+  start_dispersed();  // the spread where the file gives none
+  std::span<double> x = state_.x();
+  const double prior_sd = std::isinf(cfg_.prior_var) ? 1.0 : std::sqrt(cfg_.prior_var);
+  for (uint64_t j = 0; j < x.size(); ++j) {
+    const double spread = init.cols() > 1 ? init.at(j, 1) * (x[j] / prior_sd) : x[j];
+    x[j] = init.at(j, 0) + spread;
+  }
+}
+
 Status Chain::diverged(uint64_t k) const {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", cfg_.step);

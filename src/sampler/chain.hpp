@@ -15,6 +15,7 @@
 #include "agld/sample.hpp"
 #include "common/huge_array.hpp"
 #include "model/model.hpp"
+#include "sampler/coordinate_file.hpp"
 #include "sampler/lazy_state.hpp"
 #include "sampler/snapshot.hpp"
 
@@ -59,6 +60,8 @@ class Chain {
   // x_0: each coordinate drawn from the prior N(0, prior_var) (uniform on (-2, 2) for a
   // flat prior), from the chain's own noise (at temperature 0, which has none: 0).
   void start_dispersed();
+  // x_0 = column 0 + sd z, sd column 1 of the file if it has one, else as start_dispersed().
+  void start_around(const CoordinateFile& init);
 
   // Brings every coordinate to k; with `keep`, also records the kept state's tracked
   // coordinates and |theta|^2 for lp__. Fails if a coordinate is not finite.

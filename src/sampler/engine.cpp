@@ -100,6 +100,7 @@ class Engine {
   }
 
   Status open_readers();
+  Status start();
   Status sync_all(uint64_t k, bool keep);
   void keep_states();
   Status refresh();
@@ -206,6 +207,19 @@ Status Engine::open_readers() {
     test_stream_ = std::make_unique<PassStream>(std::move(r), test_start_);
   }
   return Status::ok();
+}
+
+// x_0 of every chain: from the prior, or around --init (checked by prepare()).
+Status Engine::start() {
+  if (run_.options.init.empty()) {
+    return for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); }, sweeps_parallel_);
+  }
+  std::unique_ptr<sampler::CoordinateFile> init;
+  Status st = sampler::CoordinateFile::open("--init", run_.options.init, run_.dim, 1, &init);
+  if (!st.is_ok()) return st;
+  st = for_chains([&init](Chain& c) { c.start_around(*init); return Status::ok(); }, sweeps_parallel_);
+  init->release(run_.dim);
+  return st;
 }
 
 Status Engine::sync_all(uint64_t k, bool keep) {
@@ -380,7 +394,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, checkpoint::Checkp
   if (resume) {
     st = replay(obs);
   } else {
-    st = for_chains([](Chain& c) { c.start_dispersed(); return Status::ok(); }, sweeps_parallel_);
+    st = start();
     if (st.is_ok()) st = refresh();
   }
   if (!st.is_ok()) return st;
@@ -637,6 +651,13 @@ Status prepare(const Store& train, const Store* test, const SampleOptions& optio
                MemoryPlan* plan, sampler::Preconditioner* pre) {
   Status st = sampler::resolve_options(train, test, options, r);
   if (!st.is_ok()) return st;
+  if (!options.init.empty()) {  // before any output: a bad --init is a usage error, not a failed run
+    std::unique_ptr<sampler::CoordinateFile> init;
+    st = sampler::CoordinateFile::open("--init", options.init, r->dim, 1, &init);
+    if (st.is_ok()) st = init->check_column(0, false);
+    if (st.is_ok() && init->cols() > 1) st = init->check_column(1, true);
+    if (!st.is_ok()) return st;
+  }
   auto model = model::find_model(r->options.model)->make(r->options);
   if (pre && r->options.precondition == "diag") {
     st = sampler::make_preconditioner(train, *model, options.step.has_value(), r, pre);

@@ -9,10 +9,9 @@
 #include <fmt/format.h>
 
 #include "agld/feature_stats.hpp"
-#include "agld/file.hpp"
 #include "agld/reader.hpp"
-#include "agld/run_output.hpp"
 #include "common/mix.hpp"
+#include "sampler/coordinate_file.hpp"
 #include "sampler/lazy_state.hpp"
 #include "sampler/plan.hpp"
 
@@ -130,36 +129,19 @@ double row_kick(const Sample& s, double c, double per_row) {
 }
 
 // M_j = min(sd_j^2, cap_j) with sd_j column 1 of the .npy at path, cap_j what *m holds (1/q_j,
-// or 0 for a coordinate with neither data nor prior: then sd_j^2). The file is read in place
-// and its pages let go as they are read, so that d = 54.7M costs no second copy.
+// or 0 for a coordinate with neither data nor prior: then sd_j^2).
 Status apply_metric(const std::string& path, uint64_t dim, std::vector<float>* m) {
-  std::unique_ptr<ReadableFile> file;
-  Status st = FileSystem::local().open_readable(path, &file);
-  if (!st.is_ok()) return st.with_context("--metric");
-  ByteSpan bytes;
-  st = file->view(0, static_cast<size_t>(file->size()), &bytes);
-  if (!st.is_ok()) return st.with_context("--metric " + path);
-  NpyView v;
-  st = decode_npy_f64(bytes, &v);
-  if (!st.is_ok()) return st.with_context("--metric " + path);
-  if (v.rows != dim || v.cols < 2) {
-    return Status::invalid_argument(fmt::format(
-        "--metric {}: shape ({}, {}), expected ({}, 2) or more columns, a standard deviation in column 1 for each of "
-        "the run's {} coordinates (as posterior.npy)", path, v.rows, v.cols, dim, dim));
-  }
-  constexpr uint64_t kDropEvery = uint64_t{8} << 20;  // rows between letting pages go
-  const uint64_t header = static_cast<uint64_t>(v.data.data() - bytes.data());
+  std::unique_ptr<CoordinateFile> file;
+  Status st = CoordinateFile::open("--metric", path, dim, 2, &file);
+  if (st.is_ok()) st = file->check_column(1, true);
+  if (!st.is_ok()) return st;
   for (uint64_t j = 0; j < dim; ++j) {
-    const double sd = v.at(j, 1);
-    if (!(sd > 0) || !std::isfinite(sd)) {
-      return Status::invalid_argument(fmt::format("--metric {}: row {} (coordinate {}) has sd {}, expected a "
-                                                  "positive finite number", path, j, j + 1, sd));
-    }
+    const double sd = file->at(j, 1);
     const float var = static_cast<float>(sd * sd);
     float& mj = (*m)[j];
     mj = mj > 0 ? std::min(mj, var) : var;
-    if ((j + 1) % kDropEvery == 0) file->drop_cache(header, static_cast<size_t>(8 * (j + 1) * v.cols));
   }
+  file->release(dim);
   return Status::ok();
 }
 
