@@ -112,7 +112,9 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
   left -= p.diagnostics;
   uint64_t readers = readers_min + left;
   if (test) {  // the test set is read whole at every evaluation: keep it whole if a quarter allows
-    p.test = std::max(test_min, std::min(reader_whole_store_memory(*test, pass_reader_options(*test, 0)), readers / 4));
+    // ... but never out of the training readers' minimums.
+    p.test = std::max(test_min, std::min({reader_whole_store_memory(*test, pass_reader_options(*test, 0)), readers / 4,
+                                          readers - main_min - pass_min}));
     readers -= p.test;
   }
   if (need_pass && need_main) {  // passes stream in stored order: twice the minimum is plenty
