@@ -43,6 +43,22 @@ std::vector<uint64_t> seeded_sample(uint64_t d, uint64_t m, const std::vector<ui
 
 }  // namespace
 
+ReaderShares split_readers(uint64_t readers, uint64_t main_min, uint64_t pass_min, uint64_t test_min,
+                           uint64_t test_whole) {
+  ReaderShares s;
+  if (test_min > 0) {  // the test set is read whole at every evaluation
+    s.test = std::max(test_min, std::min({test_whole, readers / 4, readers - main_min - pass_min}));
+    readers -= s.test;
+  }
+  if (main_min == 0) {
+    s.pass = readers;
+    return s;
+  }
+  if (pass_min > 0) s.pass = std::min(2 * pass_min, readers - main_min);
+  s.main = readers - s.pass;
+  return s;
+}
+
 Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, const Snapshot& snap, MemoryPlan* out) {
   ResolvedSample& r = *rp;
   const uint64_t d = r.dim, k = r.options.chains;
@@ -110,22 +126,12 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
     p.diagnostics = r.diagnosed * per_coord;
   }
   left -= p.diagnostics;
-  uint64_t readers = readers_min + left;
-  if (test) {  // the test set is read whole at every evaluation: keep it whole if a quarter allows
-    // ... but never out of the training readers' minimums.
-    p.test = std::max(test_min, std::min({reader_whole_store_memory(*test, pass_reader_options(*test, 0)), readers / 4,
-                                          readers - main_min - pass_min}));
-    readers -= p.test;
-  }
-  if (need_pass && need_main) {  // passes stream in stored order: twice the minimum is plenty
-    p.pass = std::min(2 * pass_min, readers - main_min);
-    readers -= p.pass;
-  }
-  if (need_main) {
-    p.main = readers;
-  } else {
-    p.pass = readers;
-  }
+  const ReaderShares shares =
+      split_readers(readers_min + left, main_min, pass_min, test_min,
+                    test ? reader_whole_store_memory(*test, pass_reader_options(*test, 0)) : 0);
+  p.main = shares.main;
+  p.pass = shares.pass;
+  p.test = shares.test;
   if (r.random_for_order && need_main) {
     const uint64_t whole = reader_whole_store_memory(train, main_opt);
     if (p.main < whole) {

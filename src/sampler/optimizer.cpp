@@ -132,14 +132,12 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
                                     " and the process " + mib(baseline) + "; give at least " + mib(need));
   }
   OptimizePlan pl;
-  uint64_t readers = o.memory - baseline - r.state_bytes;
-  if (test) {
-    const uint64_t whole = reader_whole_store_memory(*test, pass_reader_options(*test, o.seed));
-    pl.test = std::max(test_min, std::min({whole, readers / 4, readers - main_min - pass_min}));
-    readers -= pl.test;
-  }
-  pl.pass = std::min(2 * pass_min, readers - main_min);
-  pl.main = readers - pl.pass;
+  const ReaderShares shares =
+      split_readers(o.memory - baseline - r.state_bytes, main_min, pass_min, test_min,
+                    test ? reader_whole_store_memory(*test, pass_reader_options(*test, o.seed)) : 0);
+  pl.main = shares.main;
+  pl.pass = shares.pass;
+  pl.test = shares.test;
   r.reader_bytes = pl.main + pl.pass + pl.test;
   if (pre) *pre = std::move(p);
   if (plan) *plan = pl;

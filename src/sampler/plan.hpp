@@ -33,6 +33,16 @@ struct MemoryPlan {
   std::vector<uint64_t> diagnosed;        // ascending; empty: every coordinate
 };
 
+// The readers' shares of `readers` bytes, at least the sum of the minimums (a minimum of 0: a
+// reader not opened). The test reader keeps its store whole (test_whole) if a quarter allows,
+// never out of the training readers' minimums; the pass reader, which streams in stored order,
+// gets twice its minimum beside a main reader, else everything; the main reader the rest.
+struct ReaderShares {
+  uint64_t main = 0, pass = 0, test = 0;
+};
+ReaderShares split_readers(uint64_t readers, uint64_t main_min, uint64_t pass_min, uint64_t test_min,
+                           uint64_t test_whole);
+
 // Fills r's memory figures and its diagnostics' coverage (diagnosed, diagnosed_rule).
 Status plan_memory(const Store& train, const Store* test, ResolvedSample* r, const Snapshot& snap,
                    MemoryPlan* out);
