@@ -182,10 +182,16 @@ void draw_progress(const Progress& p) {
   std::cerr << line << "\033[K" << std::flush;
 }
 
+// The default checkpoint interval is at least this many times the last checkpoint's writing time.
+constexpr double kCheckpointCostRatio = 20;
+
 class CliObserver final : public SampleObserver {
  public:
-  CliObserver(RunWriter& w, bool progress, bool quiet, double checkpoint_every)
-      : w_(w), progress_(progress), quiet_(quiet), every_(checkpoint_every), last_(std::chrono::steady_clock::now()) {
+  // bounded_cost: the default interval, stretched so that writing checkpoints takes at most
+  // 1 / kCheckpointCostRatio of the run (at d = 54.7M one takes about a minute).
+  CliObserver(RunWriter& w, bool progress, bool quiet, double checkpoint_every, bool bounded_cost)
+      : w_(w), progress_(progress), quiet_(quiet), every_(checkpoint_every), bounded_cost_(bounded_cost),
+        last_(std::chrono::steady_clock::now()) {
     // A test hook: the process dies (SIGKILL) right after its N-th checkpoint is in place.
     if (const char* n = std::getenv("AGLD_TEST_KILL_AFTER_CHECKPOINT")) kill_after_ = std::strtoull(n, nullptr, 10);
   }
@@ -212,10 +218,12 @@ class CliObserver final : public SampleObserver {
   }
   bool stop_requested() override { return StopOnSignal::requested(); }
 
-  // Every checkpoint_every seconds, and at the end of burn-in.
+  // Every checkpoint_every seconds (by default at least kCheckpointCostRatio times the last
+  // checkpoint's writing time), and at the end of burn-in.
   bool checkpoint_due(uint64_t, bool burn_in_ended) override {
     if (every_ <= 0) return false;
-    return burn_in_ended || std::chrono::duration<double>(std::chrono::steady_clock::now() - last_).count() >= every_;
+    const double interval = bounded_cost_ ? std::max(every_, kCheckpointCostRatio * last_cost_) : every_;
+    return burn_in_ended || std::chrono::duration<double>(std::chrono::steady_clock::now() - last_).count() >= interval;
   }
   // Written to a temporary file, synced, then renamed over the previous one: a kill at any
   // moment leaves the previous checkpoint or this one, whole.
@@ -227,6 +235,7 @@ class CliObserver final : public SampleObserver {
     if (st.is_ok()) st = f->commit();
     if (!st.is_ok()) return st.with_context("checkpoint");
     last_ = std::chrono::steady_clock::now();
+    last_cost_ = std::chrono::duration<double>(last_ - t0).count();
     ++written_;
     if (!quiet_) {
       if (progress_) std::cerr << "\r\033[K";
@@ -242,6 +251,8 @@ class CliObserver final : public SampleObserver {
   RunWriter& w_;
   bool progress_, quiet_;
   double every_;
+  bool bounded_cost_;
+  double last_cost_ = 0;  // seconds the last checkpoint took to write
   std::chrono::steady_clock::time_point last_;
   uint64_t written_ = 0, kill_after_ = 0;
 };
@@ -358,7 +369,7 @@ int run_sample(SampleArgs& a) {
   st = RunWriter::create(a.out, FileSystem::local(), &writer);
   if (!st.is_ok()) return fail(st);
   const bool progress = !a.quiet && stderr_is_tty();
-  CliObserver obs(*writer, progress, a.quiet, checkpoint_every);
+  CliObserver obs(*writer, progress, a.quiet, checkpoint_every, a.app->count("--checkpoint-every") == 0);
   std::optional<StopOnSignal> stop_on_signal(std::in_place);
   SampleResult result;
   st = checkpoint ? resume_sample(*train, test.get(), o, *checkpoint, obs, &result)
@@ -440,7 +451,8 @@ void add_sample(Cli& cli) {
                     " (default ptu-ca; on a store converted with --keep-order, ptu-rr: docs/samplers.md)");
   c->add_option("--out", a->out, "the run directory (created if missing; required unless --resume)");
   c->add_option("--checkpoint-every", a->checkpoint_every,
-                "save the sampler's state to OUT/checkpoint this often (and at the end of burn-in): 10m, 90s, 1.5h; 0 or off: never")
+                "save the sampler's state to OUT/checkpoint this often (and at the end of burn-in): 10m, 90s, 1.5h; 0 or off: never. "
+                "Default 10m, or 20 times the last checkpoint's writing time if that is longer (at most 5 % of the run)")
       ->default_val("10m")
       ->check(CLI::Validator([](std::string& v) {
         try {
