@@ -9,6 +9,8 @@
 
 #include <random>
 
+#include "reader/order.hpp"
+#include "sampler/snapshot.hpp"
 #include "sampler_test_support.hpp"
 
 namespace agld::test {
@@ -85,8 +87,9 @@ TEST_P(LinearExact, MatchesTheGaussianPosterior) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (const char* s : {"none", "full", "ptu", "ptu+", "ppu", "tmu"}) {
-    for (const char* a : {"ca", "rr", "ra", "br"}) cases.push_back({s, a});
+  // The registries: a new strategy or order cannot go untested.
+  for (const auto& s : sampler::registered_snapshots()) {
+    for (const auto& a : reader::registered_orders()) cases.push_back({std::string(s.name), std::string(a.name)});
   }
   return cases;
 }
