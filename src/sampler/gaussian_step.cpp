@@ -1,0 +1,75 @@
+#include "sampler/gaussian_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace agld::sampler {
+
+GaussianStep then(const GaussianStep& f, const GaussianStep& s) {
+  GaussianStep r;
+  r.dim = std::max(f.dim, s.dim);
+  // A2 A1 - I = N1 + N2 + N2 N1.
+  r.n00 = (f.n00 + s.n00) + (s.n00 * f.n00 + s.n01 * f.n10);
+  r.n01 = (f.n01 + s.n01) + (s.n00 * f.n01 + s.n01 * f.n11);
+  r.n10 = (f.n10 + s.n10) + (s.n10 * f.n00 + s.n11 * f.n10);
+  r.n11 = (f.n11 + s.n11) + (s.n10 * f.n01 + s.n11 * f.n11);
+  // A2 b1 + b2 = b1 + b2 + N2 b1.
+  r.b0 = (f.b0 + s.b0) + (s.n00 * f.b0 + s.n01 * f.b1);
+  r.b1 = (f.b1 + s.b1) + (s.n10 * f.b0 + s.n11 * f.b1);
+  // A2 Q1 A2^T + Q2 = Q1 + Q2 + (M + M^T + M N2^T), M = N2 Q1.
+  const double m00 = s.n00 * f.q00 + s.n01 * f.q01, m01 = s.n00 * f.q01 + s.n01 * f.q11;
+  const double m10 = s.n10 * f.q00 + s.n11 * f.q01, m11 = s.n10 * f.q01 + s.n11 * f.q11;
+  r.q00 = (f.q00 + s.q00) + (2 * m00 + (m00 * s.n00 + m01 * s.n01));
+  r.q01 = (f.q01 + s.q01) + ((m01 + m10) + (m00 * s.n10 + m01 * s.n11));
+  r.q11 = (f.q11 + s.q11) + (2 * m11 + (m10 * s.n10 + m11 * s.n11));
+  return r;
+}
+
+GaussianStep power(const GaussianStep& step, uint64_t k) {
+  GaussianStep result = GaussianStep::identity(step.dim);
+  GaussianStep base = step;
+  // Powers of one step commute, so the order in which the bits are taken does not matter.
+  while (k) {
+    if (k & 1) result = then(result, base);
+    k >>= 1;
+    if (k) base = then(base, base);
+  }
+  return result;
+}
+
+NoiseFactor factor(const GaussianStep& s) {
+  NoiseFactor f;
+  const double q00 = std::max(s.q00, 0.0), q11 = std::max(s.q11, 0.0);
+  if (s.dim == 1) {
+    f.fx1 = std::sqrt(q00);
+    return f;
+  }
+  if (q11 == 0) {
+    f.fx2 = std::sqrt(q00);
+    return f;
+  }
+  f.fp1 = std::sqrt(q11);
+  f.fx1 = s.q01 / f.fp1;
+  // The position's variance given the momentum's noise: q00 - q01^2 / q11. Below rounding of
+  // the diagonal it is zero (a rank-1 Q: hmc's one step).
+  const double rest = q00 - f.fx1 * f.fx1;
+  const double floor = 64 * std::numeric_limits<double>::epsilon() * q00;
+  f.fx2 = rest > floor ? std::sqrt(rest) : 0.0;
+  return f;
+}
+
+GaussianJumps::GaussianJumps(const GaussianStep& one, uint64_t table_size) : one_(one) {
+  table_.resize(std::max<uint64_t>(table_size, 1));
+  table_[0] = make(GaussianStep::identity(one.dim));
+  // table[k] = table[k/2] twice (and one more step when k is odd): O(log k) compositions deep,
+  // as the powering, not k deep.
+  for (uint64_t k = 1; k < table_.size(); ++k) {
+    const GaussianStep& half = table_[k / 2].step;
+    GaussianStep s = then(half, half);
+    if (k & 1) s = then(s, one_);
+    table_[k] = make(s);
+  }
+}
+
+}  // namespace agld::sampler

@@ -1,0 +1,114 @@
+// The per-coordinate step of every dynamics as data (ALGORITHMS.md section 4; issue #16).
+// Between two touches of a coordinate its state s (1 number for ld: x; 2 for the underdamped
+// kinds: position and momentum) follows an affine Gaussian recursion with constant
+// coefficients:
+//     s' = A s + b a + w,   w ~ N(0, Q),
+// where a is the coordinate's constant gradient term (its aggregate a_j; with a minibatch
+// part g it is g + a_j, so k = 1 is also the full step) and A, b, Q depend only on the step,
+// friction, preconditioner level, prior variance and temperature (sampler/dynamics.hpp makes
+// them). k steps compose to
+//     (A^k, sum_{i<k} A^i b, sum_{i<k} A^i Q A^iT),
+// by binary powering of the triple: (A2,b2,Q2) o (A1,b1,Q1) = (A2 A1, A2 b1 + b2, A2 Q1 A2^T + Q2).
+//
+// A is kept as N = A - I. A step is near the identity (A = 1 - eta/s2p for ld, eta/s2p as
+// small as 1e-9): the deviation of A^k from I then lives in the last bits of A, and powers of
+// A lose it k times over; the same products of N keep it (the composition below is written in
+// N). A^k near 0 (a strongly contracting chain over a long gap) is then exact to rounding of
+// 1, not relative to its own size: the mean's error stays eps |s|.
+//
+// A 1-number state is the 2-number one with its second row and column zero: one code path.
+// Internal to the sampler layer.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace agld::sampler {
+
+struct GaussianStep {
+  int dim = 1;  // 1: x only (every entry with an index 1 is zero); 2: (position, momentum)
+  // N = A - I.
+  double n00 = 0, n01 = 0, n10 = 0, n11 = 0;
+  // The gradient-offset vector: the mean moves by b a.
+  double b0 = 0, b1 = 0;
+  // The noise's covariance Q (symmetric, positive semidefinite).
+  double q00 = 0, q01 = 0, q11 = 0;
+
+  static GaussianStep identity(int dim) {
+    GaussianStep s;
+    s.dim = dim;
+    return s;
+  }
+};
+
+// `second` after `first`: (A2 A1, A2 b1 + b2, A2 Q1 A2^T + Q2), in the N form.
+GaussianStep then(const GaussianStep& first, const GaussianStep& second);
+// k >= 0 steps at once, by binary powering (O(log k) 2x2 work; k = 0 is the identity).
+GaussianStep power(const GaussianStep& step, uint64_t k);
+
+// A factor F of Q (F F^T = Q) for drawing the noise from standard normals z1, z2:
+//     w_x = fx1 z1 + fx2 z2,   w_p = fp1 z1.
+// The momentum is the pivot (the spec's svrhmc form: e_v = sqrt(Svv) z1, e_x = (Sxv/sqrt(Svv))
+// z1 + sqrt(Sxx - Sxv^2/Svv) z2): every underdamped step puts its noise in the momentum. Q may
+// be singular (hmc's one step: rank 1): a remaining pivot within rounding of zero (64 eps of
+// Q's diagonal) is zero, never a NaN. Without momentum noise (q11 = 0) the position's noise
+// is sqrt(q00) z2; a 1-number state uses z1 alone.
+struct NoiseFactor {
+  double fx1 = 0, fx2 = 0, fp1 = 0;
+};
+NoiseFactor factor(const GaussianStep& step);
+
+// The k-step jumps of one step: a table for the short gaps, a memo for the last long one (when
+// every coordinate is brought current, most share one gap: the powering runs once, not d
+// times), as sampler/langevin.hpp does for ld. Not thread-safe (the memo): one per chain.
+class GaussianJumps {
+ public:
+  static constexpr uint64_t kTableSize = 1024;
+
+  struct Jump {
+    GaussianStep step;
+    NoiseFactor noise;
+  };
+
+  // Gaps k < table_size come from the table (at least 1 entry: k = 0, the identity).
+  explicit GaussianJumps(const GaussianStep& one, uint64_t table_size = kTableSize);
+
+  int dim() const { return table_[0].step.dim; }
+  const GaussianStep& one() const { return one_; }
+
+  const Jump& jump(uint64_t k) const {
+    if (k < table_.size()) return table_[k];
+    if (k != memo_k_) {
+      memo_ = make(power(one_, k));
+      memo_k_ = k;
+    }
+    return memo_;
+  }
+
+  // k >= 0 steps of the state (x, p) with constant gradient term a, at once; z1, z2 standard
+  // normals (a 1-number state: p untouched, z2 unused).
+  void apply(double& x, double& p, double a, uint64_t k, double z1, double z2) const {
+    const Jump& j = jump(k);
+    const GaussianStep& s = j.step;
+    const double x0 = x, p0 = p;
+    x = x0 + (s.n00 * x0 + s.n01 * p0 + s.b0 * a) + (j.noise.fx1 * z1 + j.noise.fx2 * z2);
+    if (s.dim == 2) p = p0 + (s.n10 * x0 + s.n11 * p0 + s.b1 * a) + j.noise.fp1 * z1;
+  }
+  // A 1-number state (ld).
+  double apply(double x, double a, uint64_t k, double z1) const {
+    double p = 0;
+    apply(x, p, a, k, z1, 0.0);
+    return x;
+  }
+
+ private:
+  static Jump make(const GaussianStep& s) { return {s, factor(s)}; }
+
+  GaussianStep one_;
+  std::vector<Jump> table_;
+  mutable uint64_t memo_k_ = 0;  // the last long gap computed (0: none)
+  mutable Jump memo_{};
+};
+
+}  // namespace agld::sampler
