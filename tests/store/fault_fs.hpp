@@ -48,6 +48,15 @@ class FaultFileSystem final : public FileSystem {
 
   void reset_counters() { written_ = commits_ = faults_ = created_ = 0; }
 
+  // Every file created, append and commit in order, with the bytes written before it (all
+  // files): where to set `space` for a write to fail at a chosen moment of a rerun.
+  struct Event {
+    enum Kind { kCreate, kAppend, kCommit } kind;
+    std::string path;
+    uint64_t written_before;
+  };
+  std::vector<Event> events;
+
   Status open_readable(const std::string& path, std::unique_ptr<ReadableFile>* out) override {
     std::unique_ptr<ReadableFile> inner;
     AGLD_RETURN_IF_ERROR(base_.open_readable(path, &inner));
@@ -66,6 +75,7 @@ class FaultFileSystem final : public FileSystem {
     std::unique_ptr<WritableFile> inner;
     AGLD_RETURN_IF_ERROR(base_.create_atomic(path, &inner));
     ++created_;
+    events.push_back({Event::kCreate, path, written_});
     *out = std::make_unique<FaultWritableFile>(this, std::move(inner));
     return Status::ok();
   }
@@ -101,6 +111,7 @@ class FaultFileSystem final : public FileSystem {
     uint64_t size() const override { return inner_->size(); }
 
     Status append(ByteSpan data) override {
+      fs_->events.push_back({Event::kAppend, path(), fs_->written_});
       if (fs_->space) {
         const uint64_t left = *fs_->space > fs_->written_ ? *fs_->space - fs_->written_ : 0;
         if (data.size() > left) {
@@ -120,6 +131,7 @@ class FaultFileSystem final : public FileSystem {
     }
 
     Status commit() override {
+      fs_->events.push_back({Event::kCommit, path(), fs_->written_});
       const uint64_t n = fs_->commits_++;
       if (fs_->fail_commit_at && *fs_->fail_commit_at == n) {
         ++fs_->faults_;
