@@ -1,4 +1,5 @@
-// The local FileSystem: Boost.Iostreams memory maps for reading; for writing, an unnamed
+// The local FileSystem: Boost.Iostreams memory maps for reading; inputs read with read(2);
+// for writing, an unnamed
 // O_TMPFILE in the target's directory that is linked into place only on commit, so that a
 // failed or killed writer leaves nothing behind.
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "agld/file.hpp"
+#include "store/input_local.hpp"
 
 namespace agld {
 namespace {
@@ -299,6 +301,10 @@ class LocalFileSystem final : public FileSystem {
     AGLD_RETURN_IF_ERROR(file->map());
     *out = std::move(file);
     return Status::ok();
+  }
+
+  Status open_input(const std::string& path, std::unique_ptr<InputFile>* out) override {
+    return open_local_input(path, out);
   }
 
   Status create_atomic(const std::string& path, std::unique_ptr<WritableFile>* out) override {

@@ -2,6 +2,7 @@
 // one) and, as configured:
 //   reads:  serves every file from a private copy of its bytes, with chosen bytes flipped
 //           (XOR-ed with a mask) and/or cut to a shorter length;
+//   inputs: (open_input) fails the read that reaches a chosen offset;
 //   writes: fails append() with "No space left on device" once more than a budget of bytes
 //           would have been written (shared by all files written through it, like a disk),
 //           and/or fails the n-th commit().
@@ -35,6 +36,10 @@ class FaultFileSystem final : public FileSystem {
   // --- read faults (apply to files opened afterwards) ---
   std::vector<Flip> flips;
   std::optional<uint64_t> truncate_to;  // serve at most this many bytes
+
+  // Inputs (open_input): a read that reaches this offset fails with "Input/output error",
+  // as a bad sector or a dropped network mount would.
+  std::optional<uint64_t> input_error_at;
 
   // --- write faults ---
   std::optional<uint64_t> space;             // bytes that fit on the "disk"
@@ -71,6 +76,17 @@ class FaultFileSystem final : public FileSystem {
     return Status::ok();
   }
 
+  Status open_input(const std::string& path, std::unique_ptr<InputFile>* out) override {
+    std::unique_ptr<InputFile> inner;
+    AGLD_RETURN_IF_ERROR(base_.open_input(path, &inner));
+    if (!input_error_at) {
+      *out = std::move(inner);
+      return Status::ok();
+    }
+    *out = std::make_unique<FaultInputFile>(this, std::move(inner), *input_error_at);
+    return Status::ok();
+  }
+
   Status create_atomic(const std::string& path, std::unique_ptr<WritableFile>* out) override {
     std::unique_ptr<WritableFile> inner;
     AGLD_RETURN_IF_ERROR(base_.create_atomic(path, &inner));
@@ -101,6 +117,41 @@ class FaultFileSystem final : public FileSystem {
    private:
     std::string path_;
     std::vector<std::byte> bytes_;
+  };
+
+  // An input whose bytes from error_at on cannot be read: what comes before is served.
+  class FaultInputFile final : public InputFile {
+   public:
+    FaultInputFile(FaultFileSystem* fs, std::unique_ptr<InputFile> inner, uint64_t error_at)
+        : fs_(fs), inner_(std::move(inner)), error_at_(error_at) {}
+    const std::string& path() const override { return inner_->path(); }
+    std::optional<uint64_t> size() const override { return inner_->size(); }
+    std::optional<int64_t> mtime() const override { return inner_->mtime(); }
+    Status read(char* buf, size_t n, size_t* got) override {
+      AGLD_RETURN_IF_ERROR(serve(at_, &n));
+      AGLD_RETURN_IF_ERROR(inner_->read(buf, n, got));
+      at_ += *got;
+      return Status::ok();
+    }
+    Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const override {
+      AGLD_RETURN_IF_ERROR(serve(offset, &n));
+      return inner_->pread(offset, buf, n, got);
+    }
+
+   private:
+    // A read at offset: cut to end before error_at, or failed if it starts there.
+    Status serve(uint64_t offset, size_t* n) const {
+      if (*n > 0 && offset >= error_at_) {
+        ++fs_->faults_;
+        return Status::io_error(path() + ": read failed: Input/output error");
+      }
+      if (*n > 0) *n = static_cast<size_t>(std::min<uint64_t>(*n, error_at_ - offset));
+      return Status::ok();
+    }
+    FaultFileSystem* fs_;
+    std::unique_ptr<InputFile> inner_;
+    uint64_t error_at_;
+    uint64_t at_ = 0;
   };
 
   class FaultWritableFile final : public WritableFile {
