@@ -67,6 +67,13 @@ class ReadableFile {
   // reads through the page cache and drops the pages. The default copies from view() and
   // then drops the range. Fails as view() does for a range outside the file.
   virtual Status read_uncached(uint64_t offset, size_t n, ReadBuffer* buf, ByteSpan* out) const;
+  // Whether the file is still the one opened: an error naming the file if it has changed
+  // since (a store truncated or rewritten while a run reads it), so that what was just read
+  // from it is not used. The local file system compares the size and the modification time
+  // of its open descriptor (fstat) with those at open, and reports a read of the mapping that
+  // fell past a new end (it read zeros then, rather than dying of SIGBUS: mapping_guard.hpp).
+  // Cheap: a system call. The default: the file cannot change.
+  virtual Status check_unchanged() const { return Status::ok(); }
 };
 
 // A file being written. Nothing appears at its path until commit() succeeds; destroying

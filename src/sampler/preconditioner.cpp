@@ -152,6 +152,7 @@ Status apply_metric(const std::string& path, uint64_t dim, std::vector<float>* m
   for (uint64_t j = 0; j < dim; ++j) {
     const double sd = v.at(j, 1);
     if (!(sd > 0) || !std::isfinite(sd)) {
+      AGLD_RETURN_IF_ERROR(file->check_unchanged());  // a file cut short under its mapping reads zeros
       return Status::invalid_argument(fmt::format("--metric {}: row {} (coordinate {}) has sd {}, expected a "
                                                   "positive finite number", path, j, j + 1, sd));
     }
@@ -160,7 +161,7 @@ Status apply_metric(const std::string& path, uint64_t dim, std::vector<float>* m
     mj = mj > 0 ? std::min(mj, var) : var;
     if ((j + 1) % kDropEvery == 0) file->drop_cache(header, static_cast<size_t>(8 * (j + 1) * v.cols));
   }
-  return Status::ok();
+  return file->check_unchanged();
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The local FileSystem: Boost.Iostreams memory maps for reading; inputs read with read(2);
-// for writing, an unnamed
+// The local FileSystem: Boost.Iostreams memory maps for reading (guarded against the file
+// shrinking under them: mapping_guard.hpp); inputs read with read(2); for writing, an unnamed
 // O_TMPFILE in the target's directory that is linked into place only on commit, so that a
 // failed or killed writer leaves nothing behind.
 #include <fcntl.h>
@@ -16,6 +16,7 @@
 
 #include "agld/file.hpp"
 #include "store/input_local.hpp"
+#include "store/mapping_guard.hpp"
 
 namespace agld {
 namespace {
@@ -26,6 +27,7 @@ class MappedReadableFile final : public ReadableFile {
  public:
   MappedReadableFile(std::string path, uint64_t size) : path_(std::move(path)), size_(size) {}
   ~MappedReadableFile() override {
+    mapping_guard::remove(guard_);  // before the mapping goes (map_'s destructor)
     if (fd_ >= 0) ::close(fd_);
     if (direct_fd_ >= 0) ::close(direct_fd_);
   }
@@ -35,6 +37,8 @@ class MappedReadableFile final : public ReadableFile {
     // For read_uncached; file systems without O_DIRECT (tmpfs) refuse it: then reads are
     // buffered, and their pages dropped.
     direct_fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+    struct stat st;
+    if (fd_ >= 0 && ::fstat(fd_, &st) == 0) mtime_ = st.st_mtim;
     if (size_ == 0) return Status::ok();  // nothing to map; every non-empty view fails
     try {
       map_.open(path_);
@@ -43,6 +47,25 @@ class MappedReadableFile final : public ReadableFile {
     }
     if (!map_.is_open() || map_.size() != size_) {
       return Status::io_error(path_ + ": cannot memory-map (size changed while opening)");
+    }
+    guard_ = mapping_guard::add(map_.data(), map_.size());
+    return Status::ok();
+  }
+
+  Status check_unchanged() const override {
+    if (mapping_guard::faulted(guard_)) {
+      return Status::corruption(path_ + ": the file changed while it was being read: a read of its " +
+                                std::to_string(size_) + " bytes fell past its end (it was truncated)");
+    }
+    struct stat st;
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0) return Status::ok();
+    if (static_cast<uint64_t>(st.st_size) != size_) {
+      return Status::corruption(path_ + ": the file changed while it was being read: " + std::to_string(size_) +
+                                " bytes when opened, " + std::to_string(st.st_size) + " now");
+    }
+    if (st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec) {
+      return Status::corruption(path_ + ": the file changed while it was being read: it was written to " +
+                                "(its modification time is not the one it had when opened)");
     }
     return Status::ok();
   }
@@ -147,6 +170,8 @@ class MappedReadableFile final : public ReadableFile {
   int fd_ = -1;
   int direct_fd_ = -1;
   mutable std::atomic<bool> direct_ok_{true};
+  timespec mtime_{};  // when opened
+  int guard_ = -1;    // the mapping's slot in mapping_guard
   boost::iostreams::mapped_file_source map_;
 };
 
