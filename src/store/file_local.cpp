@@ -262,14 +262,20 @@ class AtomicWritableFile final : public WritableFile {
     if (::fsync(fd_) != 0) return Status::io_error(path_ + ": fsync failed: " + errno_text(errno));
     std::string tmp = named_tmp_;
     if (tmp.empty()) {
-      // Linked under a temporary name for an instant, then renamed over the target: the
-      // name is registered so that a signal in between does not leave it behind.
+      // A new file is linked at its name directly: one atomic step, which leaves no name
+      // behind whenever the process dies (kill -9 included).
+      int err = link_to(path_);
+      if (err == 0) return committed();
+      if (err != EEXIST) {
+        return Status::io_error(path_ + ": cannot link the output into place: " + errno_text(err));
+      }
+      // It replaces a file: linked under a temporary name for an instant, then renamed over
+      // the target (Linux has no link that replaces). The name is registered so that a
+      // signal in between does not leave it behind (SIGKILL in those microseconds does).
       tmp = temp_name();
       pending_slot_ = register_pending(tmp);
-      std::string proc = "/proc/self/fd/" + std::to_string(fd_);
-      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0 &&
-          ::linkat(fd_, "", AT_FDCWD, tmp.c_str(), AT_EMPTY_PATH) != 0) {
-        const int err = errno;
+      err = link_to(tmp);
+      if (err != 0) {
         unregister_pending(pending_slot_);
         pending_slot_ = -1;
         return Status::io_error(path_ + ": cannot link the output into place: " + errno_text(err));
@@ -281,6 +287,23 @@ class AtomicWritableFile final : public WritableFile {
       return Status::io_error(path_ + ": cannot rename the output into place: " +
                               errno_text(err));
     }
+    return committed();
+  }
+
+ private:
+  // Links the unnamed file at name: 0, or the errno (EEXIST if name exists).
+  int link_to(const std::string& name) const {
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+    const int err = errno;
+    if (err == EEXIST) return err;
+    // Without /proc: by the descriptor (which needs CAP_DAC_READ_SEARCH).
+    if (::linkat(fd_, "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH) == 0) return 0;
+    return errno == EEXIST ? EEXIST : err;
+  }
+
+  // The file is at its name: closes it and syncs the directory.
+  Status committed() {
     committed_ = true;
     unregister_pending(pending_slot_);  // after the rename: the name is gone either way
     pending_slot_ = -1;
@@ -294,7 +317,6 @@ class AtomicWritableFile final : public WritableFile {
     return Status::ok();
   }
 
- private:
   std::string temp_name() const {
     return path_ + ".tmp." + std::to_string(::getpid()) + "." +
            std::to_string(g_tmp_counter.fetch_add(1));
