@@ -69,9 +69,9 @@ class FdInputFile final : public InputFile {
 
 Status open_local_input(const std::string& path, std::unique_ptr<InputFile>* out) {
   if (path == "-") {
-    auto in = std::make_unique<FdInputFile>("<stdin>", STDIN_FILENO, false);
-    AGLD_RETURN_IF_ERROR(in->stat());
-    *out = std::move(in);
+    // A stream, even when a regular file is redirected to it: no size, no pread, and the
+    // store's source record has no size or time (the shell's file is not named).
+    *out = std::make_unique<FdInputFile>("<stdin>", STDIN_FILENO, false);
     return Status::ok();
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
