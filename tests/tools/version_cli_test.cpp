@@ -27,8 +27,8 @@ TEST(Version, IsTheProjectVersionAndTheCommit) {
 TEST(Version, WithoutGitTheCommitIsUnknown) {
   TempDir dir;
   std::filesystem::create_directories(dir.file("src"));
-  write_file(dir.file("src/version.hpp.in"), read_file(std::string(AGLD_SOURCE_DIR) + "/src/version.hpp.in"));
-  const std::string out = dir.file("version.hpp");
+  write_file(dir.file("src/version.cpp.in"), read_file(std::string(AGLD_SOURCE_DIR) + "/src/version.cpp.in"));
+  const std::string out = dir.file("version.cpp");
   auto r = run_shell("cmake -DSOURCE_DIR=" + shell_arg(dir.path().string()) + " -DVERSION=9.8.7 -DOUT=" + shell_arg(out) +
                      " -P " + shell_arg(std::string(AGLD_SOURCE_DIR) + "/cmake/agld_version.cmake"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
