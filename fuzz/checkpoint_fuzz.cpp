@@ -1,10 +1,11 @@
 // Fuzz target: resuming from a checkpoint (`agld sample --resume DIR`): read_checkpoint_info,
 // then resume_sample on a small store of the target's own, which checks the run section and
 // loads every component's state, then runs the rest of the run. Input: a mode byte, then a
-// checkpoint file. mode & 1 == 0: the trailer (length, CRC-32C, end marker) is first set to
-// match the bytes, so that mutations reach the sections behind the checksum; (mode >> 1) % 6
-// picks the method the run resumes with (the seeds' methods, so that a seed resumes whole),
-// mode & 0x80 adds the test store. Nothing may crash, hang or read out of bounds; a resumed
+// checkpoint file. mode & 1 == 0: the run section's agld version is first set to this
+// build's and the trailer (length, CRC-32C, end marker) to match the bytes, so that the
+// seeds (written by another commit) and mutations reach the sections behind those checks;
+// (mode >> 1) % 6 picks the method the run resumes with (the seeds' methods, so that a seed
+// resumes whole), mode & 0x80 adds the test store. Nothing may crash, hang or read out of bounds; a resumed
 // run that succeeds must have its planned draws.
 //
 // AGLD_FUZZ_MAKE_CORPUS=DIR: writes the seed corpus (checkpoints of each method, with and
@@ -17,6 +18,7 @@
 
 #include "agld/checkpoint.hpp"
 #include "agld/sparse.hpp"
+#include "agld/version.hpp"
 #include "fuzz_support.hpp"
 #include "output/checkpoint_io.hpp"
 #include "store/crc32c.hpp"
@@ -105,6 +107,26 @@ class Observer final : public SampleObserver {
   bool keep_;
 };
 
+// The RUN section's agld version set to this build's (the seeds were written by another
+// commit, which resume refuses before it reads further): when the bytes hold a RUN section
+// whose version length is sane.
+void set_version(std::vector<std::byte>& f) {
+  using checkpoint::kHeaderSize;
+  const size_t at = kHeaderSize + 4;
+  uint64_t n = 0;
+  if (f.size() < at + 8) return;
+  std::memcpy(&n, f.data() + at, 8);
+  if (n > 256 || f.size() < at + 8 + n) return;
+  const std::string v = kVersion;
+  const uint64_t m = v.size();
+  std::vector<std::byte> out(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(at));
+  out.resize(at + 8 + m);
+  std::memcpy(out.data() + at, &m, 8);
+  std::memcpy(out.data() + at + 8, v.data(), m);
+  out.insert(out.end(), f.begin() + static_cast<std::ptrdiff_t>(at + 8 + n), f.end());
+  f = std::move(out);
+}
+
 void fix_trailer(std::vector<std::byte>& f) {
   using checkpoint::kHeaderSize;
   using checkpoint::kTrailerSize;
@@ -153,7 +175,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t mode = data[0];
   std::vector<std::byte> bytes(size - 1);
   if (size > 1) std::memcpy(bytes.data(), data + 1, size - 1);
-  if ((mode & 1) == 0) fix_trailer(bytes);
+  if ((mode & 1) == 0) {
+    set_version(bytes);
+    fix_trailer(bytes);
+  }
   fuzz::MemoryFileSystem fs;
   fs.put("run/checkpoint", ByteSpan(bytes.data(), bytes.size()));
   std::unique_ptr<ReadableFile> file;

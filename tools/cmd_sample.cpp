@@ -38,7 +38,16 @@ struct SampleArgs {
 };
 
 // The run directory's checkpoint (docs/reliability.md).
-std::string checkpoint_path(const std::string& dir) { return dir + "/checkpoint"; }
+std::string checkpoint_path(const std::string& dir) { return dir + "/" + RunWriter::kCheckpointFile; }
+
+// A run stopped by a failed write (a full disk): its last checkpoint, if it has one, is
+// whole (a checkpoint replaces the previous one only once complete), and continues it.
+Status with_resume_hint(const Status& st, const std::string& dir) {
+  std::error_code ec;
+  if (st.code() != Status::Code::kIOError || !std::filesystem::exists(checkpoint_path(dir), ec)) return st;
+  return Status::io_error(st.message() + "; the run stopped, its last checkpoint is kept: agld sample --resume " + dir +
+                          " continues it");
+}
 
 // "10m", "90s", "1.5h", "30" (seconds); "0" or "off": none. Throws CLI::ValidationError.
 double parse_duration(const std::string& text) {
@@ -226,21 +235,20 @@ class CliObserver final : public SampleObserver {
     return burn_in_ended || std::chrono::duration<double>(std::chrono::steady_clock::now() - last_).count() >= interval;
   }
   // Written to a temporary file, synced, then renamed over the previous one: a kill at any
-  // moment leaves the previous checkpoint or this one, whole.
+  // moment leaves the previous checkpoint or this one, whole; a failed write (a full disk)
+  // stops the run and leaves the previous one.
   Status on_checkpoint(uint64_t iteration, const std::function<Status(WritableFile&)>& save) override {
     const auto t0 = std::chrono::steady_clock::now();
-    std::unique_ptr<WritableFile> f;
-    Status st = FileSystem::local().create_atomic(checkpoint_path(w_.dir()), &f);
-    if (st.is_ok()) st = save(*f);
-    if (st.is_ok()) st = f->commit();
-    if (!st.is_ok()) return st.with_context("checkpoint");
+    uint64_t bytes = 0;
+    Status st = w_.checkpoint(save, &bytes);  // names the file on failure
+    if (!st.is_ok()) return st;
     last_ = std::chrono::steady_clock::now();
     last_cost_ = std::chrono::duration<double>(last_ - t0).count();
     ++written_;
     if (!quiet_) {
       if (progress_) std::cerr << "\r\033[K";
       std::cerr << fmt::format("agld: checkpoint at iteration {}: {} in {:.2f} s\n", iteration,
-                               human_bytes(static_cast<double>(f->size())),
+                               human_bytes(static_cast<double>(bytes)),
                                std::chrono::duration<double>(last_ - t0).count());
     }
     if (kill_after_ && written_ == kill_after_) ::kill(::getpid(), SIGKILL);
@@ -376,7 +384,7 @@ int run_sample(SampleArgs& a) {
                   : sample(*train, test.get(), o, obs, &result);
   checkpoint.reset();
   if (progress) std::cerr << "\r\033[K" << std::flush;
-  if (!st.is_ok()) return fail(st);
+  if (!st.is_ok()) return fail(with_resume_hint(st, a.out));
   nlohmann::json cfg = config_json(result.run, *train, test.get());
   cfg["result"] = {{"draws", result.draws},
                    {"seconds", result.seconds},
@@ -385,7 +393,7 @@ int run_sample(SampleArgs& a) {
   cfg["diagnostics"] = diagnostics_json(result, tracked);
   st = writer->finish(result, cfg.dump(2) + "\n");
   stop_on_signal.reset();
-  if (!st.is_ok()) return fail(st);
+  if (!st.is_ok()) return fail(with_resume_hint(st, a.out));
   // The run is complete: its checkpoint has nothing left to continue.
   std::error_code ec;
   std::filesystem::remove(checkpoint_path(a.out), ec);

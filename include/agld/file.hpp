@@ -1,12 +1,14 @@
 // The file-access interface. All store I/O goes through it, so that tests can inject
 // faults (flipped bytes, short files, full disks) and the memory budget has one place to
-// live. The default implementation memory-maps files for reading (Boost.Iostreams) and
-// writes through an unnamed temporary file that is linked into place on commit.
+// live. The default implementation memory-maps files for reading (Boost.Iostreams), reads
+// inputs (convert's LIBSVM text, stdin) with read(2), and writes through an unnamed
+// temporary file that is linked into place on commit.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -65,6 +67,13 @@ class ReadableFile {
   // reads through the page cache and drops the pages. The default copies from view() and
   // then drops the range. Fails as view() does for a range outside the file.
   virtual Status read_uncached(uint64_t offset, size_t n, ReadBuffer* buf, ByteSpan* out) const;
+  // Whether the file is still the one opened: an error naming the file if it has changed
+  // since (a store truncated or rewritten while a run reads it), so that what was just read
+  // from it is not used. The local file system compares the size and the modification time
+  // of its open descriptor (fstat) with those at open, and reports a read of the mapping that
+  // fell past a new end (it read zeros then, rather than dying of SIGBUS: mapping_guard.hpp).
+  // Cheap: a system call. The default: the file cannot change.
+  virtual Status check_unchanged() const { return Status::ok(); }
 };
 
 // A file being written. Nothing appears at its path until commit() succeeds; destroying
@@ -79,11 +88,31 @@ class WritableFile {
   virtual Status commit() = 0;
 };
 
+// A file read front to back, as convert reads its inputs: a regular file, a pipe, or stdin.
+// Nothing is mapped (a LIBSVM input may be larger than memory, and a pipe cannot be).
+class InputFile {
+ public:
+  virtual ~InputFile() = default;
+  virtual const std::string& path() const = 0;
+  // Reads up to n bytes at the current position; *got = 0 at the end. Errors name the file.
+  virtual Status read(char* buf, size_t n, size_t* got) = 0;
+  // A regular file: its size when opened (then pread works), and its modification time.
+  virtual std::optional<uint64_t> size() const = 0;
+  virtual std::optional<int64_t> mtime() const { return std::nullopt; }
+  // Reads up to n bytes at offset (only when size() is set); *got = 0 at the end. Does not
+  // move read()'s position. Thread-safe.
+  virtual Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const = 0;
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
   virtual Status open_readable(const std::string& path, std::unique_ptr<ReadableFile>* out) = 0;
   virtual Status create_atomic(const std::string& path, std::unique_ptr<WritableFile>* out) = 0;
+  // Opens an input to read front to back. The local file system reads "-" as stdin and any
+  // other path with read(2) and pread(2); the default serves open_readable()'s bytes (for
+  // file systems held in memory).
+  virtual Status open_input(const std::string& path, std::unique_ptr<InputFile>* out);
   // The process-wide default: mmap for reading, O_TMPFILE + link for writing.
   static FileSystem& local();
 };

@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "agld/file.hpp"
 #include "agld/status.hpp"
 
 namespace agld {
@@ -65,8 +66,8 @@ struct GenReport {
   std::string weights;  // the weights CSV written, empty if none
 };
 
-// Draws the rows and writes them (and the weights CSV). On failure nothing is left at
-// either path; report is filled only on success.
-Status generate(const GenOptions& options, GenReport* report);
+// Draws the rows and writes them (and the weights CSV) through fs (stdout for "-"). On
+// failure nothing is left at either path; report is filled only on success.
+Status generate(const GenOptions& options, GenReport* report, FileSystem& fs = FileSystem::local());
 
 }  // namespace agld

@@ -1,12 +1,14 @@
 // The run directory of `agld sample` (docs/samplers.md): config.json, metrics.csv, one
 // Stan CSV a chain (draws_ID.csv, as CmdStan names them), posterior.npy and
-// diagnostics.npy; and that of `agld optimize`: mode.npy and config.json (finish_tables).
-// Every file is written through
-// FileSystem::create_atomic and appears only when finish() commits it: a failed run
-// leaves no partial file where a good one was expected.
+// diagnostics.npy; and that of `agld optimize`: mode.npy and config.json (finish_tables);
+// and, while a run goes on, its checkpoint. Every file is written through the FileSystem
+// given to create() (FileSystem::create_atomic) and appears only when finish() commits it
+// (the checkpoint: when it is complete): a failed run leaves no partial file where a good one
+// was expected.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -61,6 +63,13 @@ class RunWriter {
   // Writes the tables and config.json, and commits them with every file start() opened (a
   // directory without draws, such as agld optimize's, need not call start()).
   Status finish_tables(const std::vector<Table>& tables, const std::string& config_json);
+  // The run's checkpoint, DIR/checkpoint (docs/reliability.md): `save` streams the state into
+  // a new file, which replaces the previous checkpoint only once it is complete and synced
+  // (create_atomic): a failure (a full disk) leaves the previous checkpoint as it was, and no
+  // partial file. *bytes, if given: the new checkpoint's size.
+  Status checkpoint(const std::function<Status(WritableFile&)>& save, uint64_t* bytes = nullptr);
+  std::string checkpoint_path() const { return dir_ + "/" + kCheckpointFile; }
+  static constexpr const char* kCheckpointFile = "checkpoint";
 
   const std::string& dir() const { return dir_; }
 

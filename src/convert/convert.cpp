@@ -391,7 +391,7 @@ Status Converter::read_block(Work* w, bool* have) {
     if (!input_) {
       if (file_ >= opt_.inputs.size()) return Status::ok();
       std::unique_ptr<TextInput> opened;
-      AGLD_RETURN_IF_ERROR(TextInput::open(opt_.inputs[file_], &opened));
+      AGLD_RETURN_IF_ERROR(TextInput::open(opt_.inputs[file_], &opened, fs_));
       input_ = std::move(opened);
       sources_.push_back(input_->info());
       file_offset_ = 0;

@@ -697,7 +697,7 @@ Status run_pipeline(const GenOptions& opt, const Model& model, Occurrence* occ, 
   return status;
 }
 
-Status generate_impl(const GenOptions& opt, GenReport* report) {
+Status generate_impl(const GenOptions& opt, GenReport* report, FileSystem& fs) {
   const auto start = std::chrono::steady_clock::now();
   Shape shape;
   AGLD_RETURN_IF_ERROR(make_shape(opt.shape, &shape));
@@ -734,9 +734,9 @@ Status generate_impl(const GenOptions& opt, GenReport* report) {
 
   // Open both outputs first: a bad weights path fails before any row is drawn.
   std::unique_ptr<WritableFile> data_file, weights_file;
-  if (!to_stdout) AGLD_RETURN_IF_ERROR(FileSystem::local().create_atomic(opt.output, &data_file));
+  if (!to_stdout) AGLD_RETURN_IF_ERROR(fs.create_atomic(opt.output, &data_file));
   if (!weights_path.empty()) {
-    AGLD_RETURN_IF_ERROR(FileSystem::local().create_atomic(weights_path, &weights_file));
+    AGLD_RETURN_IF_ERROR(fs.create_atomic(weights_path, &weights_file));
   }
   std::unique_ptr<Sink> base;
   if (to_stdout) {
@@ -805,9 +805,9 @@ Status gen_shape_info(const std::string& shape, GenShapeInfo* out) {
   return Status::ok();
 }
 
-Status generate(const GenOptions& options, GenReport* report) {
+Status generate(const GenOptions& options, GenReport* report, FileSystem& fs) {
   try {
-    return generate_impl(options, report);
+    return generate_impl(options, report, fs);
   } catch (const std::exception& e) {
     return Status::internal(std::string("gen: ") + e.what());
   }

@@ -1,8 +1,6 @@
 #include "convert/input.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <sys/types.h>
 
 #include <boost/iostreams/categories.hpp>
 #include <boost/iostreams/filter/bzip2.hpp>
@@ -20,22 +18,18 @@ namespace {
 
 namespace io = boost::iostreams;
 
-// The shared state of a source: a file descriptor, a few sniffed bytes to replay first, and
-// a count of the bytes consumed.
-struct FdState {
-  int fd = -1;
-  bool owned = false;
+// The shared state of a source: the input file, a few sniffed bytes to replay first, and a
+// count of the bytes consumed.
+struct SourceState {
+  std::unique_ptr<InputFile> file;
   std::vector<char> prefix;
   size_t prefix_pos = 0;
   uint64_t consumed = 0;
-  std::string name;
-  int error = 0;  // errno of a failed read
+  Status error;  // of a failed read
 
-  ~FdState() {
-    if (owned && fd >= 0) ::close(fd);
-  }
+  const std::string& name() const { return file->path(); }
 
-  // Returns bytes read, 0 at the end, -1 on error (errno in error).
+  // Returns bytes read, 0 at the end, -1 on error (in error).
   ssize_t read(char* s, size_t n) {
     if (prefix_pos < prefix.size()) {
       size_t k = std::min(n, prefix.size() - prefix_pos);
@@ -43,51 +37,40 @@ struct FdState {
       prefix_pos += k;
       return static_cast<ssize_t>(k);
     }
-    for (;;) {
-      ssize_t r = ::read(fd, s, n);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) {
-        error = errno;
-        return -1;
-      }
-      consumed += static_cast<uint64_t>(r);
-      return r;
-    }
+    size_t got = 0;
+    error = file->read(s, n, &got);
+    if (!error.is_ok()) return -1;
+    consumed += got;
+    return static_cast<ssize_t>(got);
   }
 };
 
-// A Boost.Iostreams source over FdState.
-class FdSource {
+// A Boost.Iostreams source over SourceState.
+class StateSource {
  public:
   using char_type = char;
   using category = io::source_tag;
-  explicit FdSource(FdState* st) : st_(st) {}
+  explicit StateSource(SourceState* st) : st_(st) {}
   std::streamsize read(char* s, std::streamsize n) {
     ssize_t r = st_->read(s, static_cast<size_t>(n));
-    if (r < 0) throw std::ios_base::failure(std::strerror(st_->error));
+    if (r < 0) throw std::ios_base::failure(st_->error.message());
     return r == 0 ? -1 : static_cast<std::streamsize>(r);
   }
 
  private:
-  FdState* st_;
+  SourceState* st_;
 };
 
 class PlainInput final : public TextInput {
  public:
-  PlainInput(std::unique_ptr<FdState> st, bool regular) : st_(std::move(st)), regular_(regular) {}
+  PlainInput(std::unique_ptr<SourceState> st, bool regular) : st_(std::move(st)), regular_(regular) {}
   bool positional() const override { return regular_; }
   Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const override {
-    for (;;) {
-      ssize_t r = ::pread(st_->fd, buf, n, static_cast<off_t>(offset));
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return Status::io_error(st_->name + ": read failed: " + std::strerror(errno));
-      *got = static_cast<size_t>(r);
-      return Status::ok();
-    }
+    return st_->file->pread(offset, buf, n, got);
   }
   Status read(char* buf, size_t n, size_t* got) override {
     ssize_t r = st_->read(buf, n);
-    if (r < 0) return Status::io_error(st_->name + ": read failed: " + std::strerror(st_->error));
+    if (r < 0) return st_->error;
     *got = static_cast<size_t>(r);
     return Status::ok();
   }
@@ -95,13 +78,13 @@ class PlainInput final : public TextInput {
   const char* compression() const override { return "plain"; }
 
  private:
-  std::unique_ptr<FdState> st_;
+  std::unique_ptr<SourceState> st_;
   bool regular_;
 };
 
 class FilteredInput final : public TextInput {
  public:
-  FilteredInput(std::unique_ptr<FdState> st, const char* kind) : st_(std::move(st)), kind_(kind) {
+  FilteredInput(std::unique_ptr<SourceState> st, const char* kind) : st_(std::move(st)), kind_(kind) {
     std::string_view k(kind);
     if (k == "gzip") {
       buf_.push(io::gzip_decompressor());
@@ -112,22 +95,25 @@ class FilteredInput final : public TextInput {
     } else {
       buf_.push(io::zstd_decompressor());
     }
-    buf_.push(FdSource(st_.get()));
+    buf_.push(StateSource(st_.get()));
   }
   Status read(char* buf, size_t n, size_t* got) override {
     try {
       std::streamsize r = buf_.sgetn(buf, static_cast<std::streamsize>(n));
       *got = r > 0 ? static_cast<size_t>(r) : 0;
     } catch (const std::exception& e) {
-      return Status::data_error(st_->name + ": " + kind_ + " decompression failed: " + e.what());
+      // A read of the file that failed is its own error, not the decompressor's.
+      if (!st_->error.is_ok()) return st_->error;
+      return Status::data_error(st_->name() + ": " + kind_ + " decompression failed: " + e.what());
     }
+    if (!st_->error.is_ok()) return st_->error;  // a filter that swallowed the exception
     return Status::ok();
   }
   uint64_t source_bytes_read() const override { return st_->consumed; }
   const char* compression() const override { return kind_; }
 
  private:
-  std::unique_ptr<FdState> st_;
+  std::unique_ptr<SourceState> st_;
   const char* kind_;
   io::filtering_streambuf<io::input> buf_;
 };
@@ -145,40 +131,21 @@ const char* sniff(const std::vector<char>& b) {
 
 }  // namespace
 
-Status TextInput::open(const std::string& name, std::unique_ptr<TextInput>* out) {
-  auto st = std::make_unique<FdState>();
-  st->name = name == "-" ? "<stdin>" : name;
+Status TextInput::open(const std::string& name, std::unique_ptr<TextInput>* out, FileSystem& fs) {
+  auto st = std::make_unique<SourceState>();
+  AGLD_RETURN_IF_ERROR(fs.open_input(name, &st->file));
   SourceInfo info;
   info.name = name;
-  if (name == "-") {
-    st->fd = STDIN_FILENO;
-  } else {
-    st->fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
-    if (st->fd < 0) {
-      int err = errno;
-      if (err == ENOENT) return Status::not_found(name + ": no such file");
-      return Status::io_error(name + ": cannot open: " + std::strerror(err));
-    }
-    st->owned = true;
-    struct stat s;
-    if (::fstat(st->fd, &s) == 0) {
-      if (S_ISDIR(s.st_mode)) return Status::invalid_argument(name + ": is a directory");
-      if (S_ISREG(s.st_mode)) {
-        info.size = static_cast<uint64_t>(s.st_size);
-        info.mtime = static_cast<int64_t>(s.st_mtim.tv_sec);
-        ::posix_fadvise(st->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-      }
-    }
-  }
+  info.size = st->file->size();
+  info.mtime = st->file->mtime();
   // Sniff up to 6 bytes (short reads from pipes are retried until 6 bytes or the end).
   st->prefix.resize(6);
   size_t have = 0;
   while (have < 6) {
-    ssize_t r = ::read(st->fd, st->prefix.data() + have, 6 - have);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return Status::io_error(st->name + ": read failed: " + std::strerror(errno));
-    if (r == 0) break;
-    have += static_cast<size_t>(r);
+    size_t got = 0;
+    AGLD_RETURN_IF_ERROR(st->file->read(st->prefix.data() + have, 6 - have, &got));
+    if (got == 0) break;
+    have += got;
   }
   st->prefix.resize(have);
   st->consumed = have;

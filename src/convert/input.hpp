@@ -1,6 +1,7 @@
 // TextInput: a LIBSVM source to read bytes from. A plain file, a file compressed with
 // gzip, bzip2, xz or zstd (recognised by its magic bytes, whatever its name), or "-" for
-// stdin (compressed or not). Decompression goes through Boost.Iostreams filters.
+// stdin (compressed or not), read through a FileSystem's open_input (so that tests inject
+// read errors). Decompression goes through Boost.Iostreams filters.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "agld/file.hpp"
 #include "agld/status.hpp"
 #include "agld/store.hpp"
 
@@ -16,8 +18,9 @@ namespace agld {
 class TextInput {
  public:
   virtual ~TextInput() = default;
-  // Opens name ("-" for stdin).
-  static Status open(const std::string& name, std::unique_ptr<TextInput>* out);
+  // Opens name ("-" for stdin, on the local file system) through fs.open_input.
+  static Status open(const std::string& name, std::unique_ptr<TextInput>* out,
+                     FileSystem& fs = FileSystem::local());
 
   // Reads up to n bytes of text; *got = 0 at the end.
   virtual Status read(char* buf, size_t n, size_t* got) = 0;

@@ -198,4 +198,13 @@ Status RunWriter::finish_tables(const std::vector<Table>& tables, const std::str
   return st;
 }
 
+Status RunWriter::checkpoint(const std::function<Status(WritableFile&)>& save, uint64_t* bytes) {
+  std::unique_ptr<WritableFile> f;
+  Status st = fs_->create_atomic(checkpoint_path(), &f);
+  if (st.is_ok()) st = save(*f);
+  if (st.is_ok()) st = f->commit();
+  if (st.is_ok() && bytes) *bytes = f->size();
+  return st;  // on failure f goes uncommitted: the previous checkpoint stays
+}
+
 }  // namespace agld

@@ -703,6 +703,13 @@ class Producer {
       ++popped_;
       if (slot->oversized) break;
     }
+    // The rows were read from the store's mapping: if the file changed meanwhile (truncated
+    // pages read as zeros, rather than raising SIGBUS), they are not delivered.
+    if (Status changed = store_.file().check_unchanged(); !changed.is_ok()) {
+      slot->clear();
+      slot->status = failed_ = std::move(changed);
+      return;
+    }
     if (!slot->rows.empty()) slot->segments.push_back(Segment{nullptr, slot->rows.size()});
     slot->cache_bytes = index_cache_.bytes();
     slot->cache_peak = index_cache_.peak_bytes();
@@ -806,6 +813,11 @@ class Producer {
       if (st.is_ok()) st = store_.decode_chunk(box->k, bytes, &box->buffer->chunk);
     } catch (const std::exception& e) {
       st = Status::internal(std::string("reader: ") + e.what());
+    }
+    // A chunk cut short or failing its checksum: said as what it is when the file changed
+    // since it was opened (truncated or rewritten under the run).
+    if (!st.is_ok()) {
+      if (Status changed = store_.file().check_unchanged(); !changed.is_ok()) st = std::move(changed);
     }
     if (box->buffer) memory_->decoded(box->buffer.get(), st.is_ok() ? &info : nullptr);
     box->finish(std::move(st));

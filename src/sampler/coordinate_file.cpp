@@ -34,6 +34,7 @@ Status CoordinateFile::check_column(uint64_t col, bool positive) const {
   for (uint64_t j = 0; j < view_.rows; ++j) {
     const double v = at(j, col);
     if (!std::isfinite(v) || (positive && !(v > 0))) {
+      AGLD_RETURN_IF_ERROR(file_->check_unchanged());  // a file cut short under its mapping reads zeros
       return Status::invalid_argument(fmt::format("{} {}: row {} (coordinate {}) has {} in column {}, expected a{} "
                                                   "finite number", option_, path_, j, j + 1, v, col,
                                                   positive ? " positive" : ""));
@@ -41,7 +42,7 @@ Status CoordinateFile::check_column(uint64_t col, bool positive) const {
     if ((j + 1) % kReleaseEvery == 0) release(j + 1);
   }
   release(view_.rows);
-  return Status::ok();
+  return file_->check_unchanged();
 }
 
 void CoordinateFile::release(uint64_t rows) const {

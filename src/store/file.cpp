@@ -1,5 +1,6 @@
 // What every ReadableFile has: the aligned read buffer, and read_uncached by copying from
-// view() (file systems that can do better override it: file_local.cpp).
+// view() (file systems that can do better override it: file_local.cpp); and what every
+// FileSystem has: open_input from open_readable (the local one reads with read(2) instead).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +41,44 @@ Status ReadableFile::read_uncached(uint64_t offset, size_t n, ReadBuffer* buf, B
   if (n > 0) std::memcpy(dst, view_of.data(), n);
   drop_cache(offset, n);
   *out = ByteSpan(dst, n);
+  return Status::ok();
+}
+
+namespace {
+
+// An input served from a ReadableFile's view: for file systems that hold files in memory.
+class ViewInputFile final : public InputFile {
+ public:
+  explicit ViewInputFile(std::unique_ptr<ReadableFile> file) : file_(std::move(file)) {}
+  const std::string& path() const override { return file_->path(); }
+  std::optional<uint64_t> size() const override { return file_->size(); }
+  Status read(char* buf, size_t n, size_t* got) override {
+    AGLD_RETURN_IF_ERROR(pread(at_, buf, n, got));
+    at_ += *got;
+    return Status::ok();
+  }
+  Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const override {
+    const uint64_t size = file_->size();
+    const size_t k = offset >= size ? 0 : static_cast<size_t>(std::min<uint64_t>(n, size - offset));
+    *got = k;
+    if (k == 0) return Status::ok();
+    ByteSpan bytes;
+    AGLD_RETURN_IF_ERROR(file_->view(offset, k, &bytes));
+    std::memcpy(buf, bytes.data(), k);
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<ReadableFile> file_;
+  uint64_t at_ = 0;
+};
+
+}  // namespace
+
+Status FileSystem::open_input(const std::string& path, std::unique_ptr<InputFile>* out) {
+  std::unique_ptr<ReadableFile> file;
+  AGLD_RETURN_IF_ERROR(open_readable(path, &file));
+  *out = std::make_unique<ViewInputFile>(std::move(file));
   return Status::ok();
 }
 

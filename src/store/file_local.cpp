@@ -1,4 +1,5 @@
-// The local FileSystem: Boost.Iostreams memory maps for reading; for writing, an unnamed
+// The local FileSystem: Boost.Iostreams memory maps for reading (guarded against the file
+// shrinking under them: mapping_guard.hpp); inputs read with read(2); for writing, an unnamed
 // O_TMPFILE in the target's directory that is linked into place only on commit, so that a
 // failed or killed writer leaves nothing behind.
 #include <fcntl.h>
@@ -14,6 +15,8 @@
 #include <string>
 
 #include "agld/file.hpp"
+#include "store/input_local.hpp"
+#include "store/mapping_guard.hpp"
 
 namespace agld {
 namespace {
@@ -24,6 +27,7 @@ class MappedReadableFile final : public ReadableFile {
  public:
   MappedReadableFile(std::string path, uint64_t size) : path_(std::move(path)), size_(size) {}
   ~MappedReadableFile() override {
+    mapping_guard::remove(guard_);  // before the mapping goes (map_'s destructor)
     if (fd_ >= 0) ::close(fd_);
     if (direct_fd_ >= 0) ::close(direct_fd_);
   }
@@ -33,6 +37,8 @@ class MappedReadableFile final : public ReadableFile {
     // For read_uncached; file systems without O_DIRECT (tmpfs) refuse it: then reads are
     // buffered, and their pages dropped.
     direct_fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+    struct stat st;
+    if (fd_ >= 0 && ::fstat(fd_, &st) == 0) mtime_ = st.st_mtim;
     if (size_ == 0) return Status::ok();  // nothing to map; every non-empty view fails
     try {
       map_.open(path_);
@@ -41,6 +47,25 @@ class MappedReadableFile final : public ReadableFile {
     }
     if (!map_.is_open() || map_.size() != size_) {
       return Status::io_error(path_ + ": cannot memory-map (size changed while opening)");
+    }
+    guard_ = mapping_guard::add(map_.data(), map_.size());
+    return Status::ok();
+  }
+
+  Status check_unchanged() const override {
+    if (mapping_guard::faulted(guard_)) {
+      return Status::corruption(path_ + ": the file changed while it was being read: a read of its " +
+                                std::to_string(size_) + " bytes fell past its end (it was truncated)");
+    }
+    struct stat st;
+    if (fd_ < 0 || ::fstat(fd_, &st) != 0) return Status::ok();
+    if (static_cast<uint64_t>(st.st_size) != size_) {
+      return Status::corruption(path_ + ": the file changed while it was being read: " + std::to_string(size_) +
+                                " bytes when opened, " + std::to_string(st.st_size) + " now");
+    }
+    if (st.st_mtim.tv_sec != mtime_.tv_sec || st.st_mtim.tv_nsec != mtime_.tv_nsec) {
+      return Status::corruption(path_ + ": the file changed while it was being read: it was written to " +
+                                "(its modification time is not the one it had when opened)");
     }
     return Status::ok();
   }
@@ -145,6 +170,8 @@ class MappedReadableFile final : public ReadableFile {
   int fd_ = -1;
   int direct_fd_ = -1;
   mutable std::atomic<bool> direct_ok_{true};
+  timespec mtime_{};  // when opened
+  int guard_ = -1;    // the mapping's slot in mapping_guard
   boost::iostreams::mapped_file_source map_;
 };
 
@@ -235,14 +262,20 @@ class AtomicWritableFile final : public WritableFile {
     if (::fsync(fd_) != 0) return Status::io_error(path_ + ": fsync failed: " + errno_text(errno));
     std::string tmp = named_tmp_;
     if (tmp.empty()) {
-      // Linked under a temporary name for an instant, then renamed over the target: the
-      // name is registered so that a signal in between does not leave it behind.
+      // A new file is linked at its name directly: one atomic step, which leaves no name
+      // behind whenever the process dies (kill -9 included).
+      int err = link_to(path_);
+      if (err == 0) return committed();
+      if (err != EEXIST) {
+        return Status::io_error(path_ + ": cannot link the output into place: " + errno_text(err));
+      }
+      // It replaces a file: linked under a temporary name for an instant, then renamed over
+      // the target (Linux has no link that replaces). The name is registered so that a
+      // signal in between does not leave it behind (SIGKILL in those microseconds does).
       tmp = temp_name();
       pending_slot_ = register_pending(tmp);
-      std::string proc = "/proc/self/fd/" + std::to_string(fd_);
-      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0 &&
-          ::linkat(fd_, "", AT_FDCWD, tmp.c_str(), AT_EMPTY_PATH) != 0) {
-        const int err = errno;
+      err = link_to(tmp);
+      if (err != 0) {
         unregister_pending(pending_slot_);
         pending_slot_ = -1;
         return Status::io_error(path_ + ": cannot link the output into place: " + errno_text(err));
@@ -254,6 +287,23 @@ class AtomicWritableFile final : public WritableFile {
       return Status::io_error(path_ + ": cannot rename the output into place: " +
                               errno_text(err));
     }
+    return committed();
+  }
+
+ private:
+  // Links the unnamed file at name: 0, or the errno (EEXIST if name exists).
+  int link_to(const std::string& name) const {
+    const std::string proc = "/proc/self/fd/" + std::to_string(fd_);
+    if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) return 0;
+    const int err = errno;
+    if (err == EEXIST) return err;
+    // Without /proc: by the descriptor (which needs CAP_DAC_READ_SEARCH).
+    if (::linkat(fd_, "", AT_FDCWD, name.c_str(), AT_EMPTY_PATH) == 0) return 0;
+    return errno == EEXIST ? EEXIST : err;
+  }
+
+  // The file is at its name: closes it and syncs the directory.
+  Status committed() {
     committed_ = true;
     unregister_pending(pending_slot_);  // after the rename: the name is gone either way
     pending_slot_ = -1;
@@ -267,7 +317,6 @@ class AtomicWritableFile final : public WritableFile {
     return Status::ok();
   }
 
- private:
   std::string temp_name() const {
     return path_ + ".tmp." + std::to_string(::getpid()) + "." +
            std::to_string(g_tmp_counter.fetch_add(1));
@@ -299,6 +348,10 @@ class LocalFileSystem final : public FileSystem {
     AGLD_RETURN_IF_ERROR(file->map());
     *out = std::move(file);
     return Status::ok();
+  }
+
+  Status open_input(const std::string& path, std::unique_ptr<InputFile>* out) override {
+    return open_local_input(path, out);
   }
 
   Status create_atomic(const std::string& path, std::unique_ptr<WritableFile>* out) override {

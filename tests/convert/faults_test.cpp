@@ -267,6 +267,60 @@ INSTANTIATE_TEST_SUITE_P(
                       FaultCase{"none_shuffle_two_outputs", "none", true, true}),
     [](const auto& p) { return std::string(p.param.name); });
 
+// ---------------------------------------------------------------- an input that cannot be read
+// The inputs go through the FileSystem too (FileSystem::open_input): a read error anywhere in
+// an input, plain (read in parallel blocks with pread) or compressed (a stream), is one
+// error naming the input, and nothing is left at the outputs.
+
+TEST(ConvertInputFaults, ReadErrorAnywhereIsOneErrorAndLeavesNothing) {
+  TempDir in;
+  std::string text;
+  const std::string block = libsvm_text(6000, 71, 50000);
+  while (text.size() < (9u << 20)) text += block;  // three of the pipeline's 4 MiB blocks
+  test::write_file(in.file("in.txt"), text);
+  auto r = test::run_shell("gzip -1 -c " + test::shell_arg(in.file("in.txt")) + " > " + test::shell_arg(in.file("in.gz")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::mt19937_64 rng(test::test_seed(73));  // prints the seed
+  for (const char* name : {"in.txt", "in.gz"}) {
+    const std::string input = in.file(name);
+    const uint64_t size = fs::file_size(input);
+    const std::vector<uint64_t> at = {0, 3, 6, 4u << 20, size - 1, std::uniform_int_distribution<uint64_t>(7, size - 2)(rng)};
+    for (uint64_t a : at) {
+      for (bool shuffle : {false, true}) {
+        SCOPED_TRACE(std::string(name) + ", the read at byte " + std::to_string(a) + " of " + std::to_string(size) +
+                     " fails" + (shuffle ? ", shuffled" : ", in order"));
+        TempDir out;
+        ConvertOptions opt;
+        opt.inputs = {input};
+        opt.output = out.file("x.agld");
+        opt.test_fraction = 0.2;
+        opt.test_output = out.file("t.agld");
+        opt.threads = 2;
+        opt.shuffle = shuffle;
+        FaultFileSystem ffs;
+        ffs.input_error_at = a;
+        ConvertReport rep;
+        Status st = convert(opt, &rep, {}, ffs);
+        EXPECT_EQ(st.code(), Status::Code::kIOError) << st.to_string();
+        EXPECT_EQ(st.message(), input + ": read failed: Input/output error");
+        EXPECT_GE(ffs.faults_injected(), 1u);
+        EXPECT_TRUE(test::list_dir(out.path()).empty()) << names(test::list_dir(out.path()));
+      }
+    }
+    // A fault past the end of the file is never reached: the conversion succeeds.
+    TempDir out;
+    ConvertOptions opt;
+    opt.inputs = {input};
+    opt.output = out.file("x.agld");
+    FaultFileSystem ffs;
+    ffs.input_error_at = size + 1;
+    ConvertReport rep;
+    Status st = convert(opt, &rep, {}, ffs);
+    EXPECT_TRUE(st.is_ok()) << st.to_string();
+    EXPECT_TRUE(verify_store(opt.output).is_ok());
+  }
+}
+
 // ---------------------------------------------------------------- a bad line far in
 
 std::string big_text_with_bad_last_line(size_t min_bytes, uint64_t* lines) {

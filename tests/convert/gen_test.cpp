@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../store/fault_fs.hpp"
 #include "test_support.hpp"
 
 namespace agld {
@@ -419,6 +420,36 @@ TEST(GenTest, LibraryReportMatchesTheFile) {
 
   opt.rows = 0;
   EXPECT_EQ(generate(opt, &report).code(), Status::Code::kInvalidArgument);
+}
+
+// gen writes through the FileSystem it is given: a disk that fills at any point of the data
+// or of the weights file is one error, "No space left on device", naming the file, and
+// neither file is left.
+TEST(GenTest, DiskFullLeavesNothing) {
+  TempDir dir;
+  GenOptions opt;
+  opt.shape = "criteo";
+  opt.rows = 2000;
+  opt.seed = 5;
+  opt.threads = 2;
+  opt.output = dir.file("c.svm");
+  GenReport report;
+  test::FaultFileSystem probe;
+  ASSERT_TRUE(generate(opt, &report, probe).is_ok());
+  const uint64_t data = report.output_bytes, total = probe.bytes_written();
+  ASSERT_GT(total, data);  // the weights come after the data
+  std::filesystem::remove(opt.output);
+  std::filesystem::remove(report.weights);
+  for (uint64_t space : {uint64_t{0}, data / 2, data, data + 1, total - 1}) {
+    SCOPED_TRACE("the disk full after " + std::to_string(space) + " of " + std::to_string(total) + " bytes");
+    test::FaultFileSystem ffs;
+    ffs.space = space;
+    Status st = generate(opt, &report, ffs);
+    EXPECT_EQ(st.code(), Status::Code::kIOError) << st.to_string();
+    const std::string file = space < data ? opt.output : opt.output + ".weights.csv";
+    EXPECT_EQ(st.message(), file + ": write failed: No space left on device");
+    EXPECT_TRUE(test::list_dir(dir.path()).empty());
+  }
 }
 
 }  // namespace

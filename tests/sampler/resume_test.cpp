@@ -12,6 +12,9 @@
 
 #include "agld/checkpoint.hpp"
 #include "agld/reader.hpp"
+#include "agld/version.hpp"
+#include "output/checkpoint_io.hpp"
+#include "store/crc32c.hpp"
 #include "sampler/snapshot.hpp"
 #include "sampler_test_support.hpp"
 
@@ -269,6 +272,52 @@ TEST(ResumeChecks, RefusesWhatIsNotTheRun) {
   cut.bytes.resize(cut.bytes.size() / 2);
   st = resume_sample(*store, nullptr, o, cut, sink, &r);
   EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.message();
+}
+
+
+// The checkpoint with its RUN section's agld version replaced by `version`, and its trailer
+// (length, CRC-32C) made to match: what another build of agld would have written.
+MemFile with_version(const MemFile& f, const std::string& version) {
+  using checkpoint::kHeaderSize;
+  using checkpoint::kTrailerSize;
+  const size_t at = kHeaderSize + 4;  // the RUN tag, then the version: its length, its bytes
+  uint64_t n = 0;
+  std::memcpy(&n, f.bytes.data() + at, 8);
+  MemFile out;
+  out.bytes.assign(f.bytes.begin(), f.bytes.begin() + static_cast<std::ptrdiff_t>(at));
+  const uint64_t m = version.size();
+  const auto* p = reinterpret_cast<const std::byte*>(&m);
+  out.bytes.insert(out.bytes.end(), p, p + 8);
+  const auto* v = reinterpret_cast<const std::byte*>(version.data());
+  out.bytes.insert(out.bytes.end(), v, v + version.size());
+  out.bytes.insert(out.bytes.end(), f.bytes.begin() + static_cast<std::ptrdiff_t>(at + 8 + n), f.bytes.end());
+  std::byte* t = out.bytes.data() + out.bytes.size() - kTrailerSize;
+  const uint64_t payload = out.bytes.size() - kHeaderSize - kTrailerSize;
+  const uint32_t crc = crc32c::value(out.bytes.data(), out.bytes.size() - kTrailerSize);
+  std::memcpy(t, &payload, 8);
+  std::memcpy(t + 8, &crc, 4);
+  return out;
+}
+
+// A checkpoint of another build (another git commit: kVersion is "VERSION+COMMIT") is
+// refused, naming both builds; the same bytes with this build's identity resume.
+TEST(ResumeChecks, RefusesAnotherBuild) {
+  TempDir dir;
+  auto store = make_store(dir.file("s.agld"), rows_of(test_seed(46), 300), kDim, true, 32);
+  const SampleOptions o = options("ptu-ca", 1);
+  Recorder first;
+  first.stop_after = 2;
+  SampleResult r;
+  ASSERT_EQ(sample(*store, nullptr, o, first, &r).code(), Status::Code::kInternal);
+  EXPECT_NE(std::string(kVersion).find(std::string("+") + kGitCommit), std::string::npos) << kVersion;
+  Recorder sink;
+  const std::string other = std::string(kProjectVersion) + "+0123456789ab";
+  Status st = resume_sample(*store, nullptr, o, with_version(first.last, other), sink, &r);
+  EXPECT_EQ(st.code(), Status::Code::kNotSupported) << st.message();
+  EXPECT_NE(st.message().find("written by agld " + other), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find(std::string("this is agld ") + kVersion), std::string::npos) << st.message();
+  st = resume_sample(*store, nullptr, o, with_version(first.last, kVersion), sink, &r);
+  EXPECT_TRUE(st.is_ok()) << st.message();
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // one) and, as configured:
 //   reads:  serves every file from a private copy of its bytes, with chosen bytes flipped
 //           (XOR-ed with a mask) and/or cut to a shorter length;
+//   inputs: (open_input) fails the read that reaches a chosen offset;
 //   writes: fails append() with "No space left on device" once more than a budget of bytes
 //           would have been written (shared by all files written through it, like a disk),
 //           and/or fails the n-th commit().
@@ -36,6 +37,10 @@ class FaultFileSystem final : public FileSystem {
   std::vector<Flip> flips;
   std::optional<uint64_t> truncate_to;  // serve at most this many bytes
 
+  // Inputs (open_input): a read that reaches this offset fails with "Input/output error",
+  // as a bad sector or a dropped network mount would.
+  std::optional<uint64_t> input_error_at;
+
   // --- write faults ---
   std::optional<uint64_t> space;             // bytes that fit on the "disk"
   std::optional<uint64_t> fail_commit_at;    // 0-based index of the commit() call to fail
@@ -47,6 +52,15 @@ class FaultFileSystem final : public FileSystem {
   uint64_t files_created() const { return created_; }
 
   void reset_counters() { written_ = commits_ = faults_ = created_ = 0; }
+
+  // Every file created, append and commit in order, with the bytes written before it (all
+  // files): where to set `space` for a write to fail at a chosen moment of a rerun.
+  struct Event {
+    enum Kind { kCreate, kAppend, kCommit } kind;
+    std::string path;
+    uint64_t written_before;
+  };
+  std::vector<Event> events;
 
   Status open_readable(const std::string& path, std::unique_ptr<ReadableFile>* out) override {
     std::unique_ptr<ReadableFile> inner;
@@ -62,10 +76,22 @@ class FaultFileSystem final : public FileSystem {
     return Status::ok();
   }
 
+  Status open_input(const std::string& path, std::unique_ptr<InputFile>* out) override {
+    std::unique_ptr<InputFile> inner;
+    AGLD_RETURN_IF_ERROR(base_.open_input(path, &inner));
+    if (!input_error_at) {
+      *out = std::move(inner);
+      return Status::ok();
+    }
+    *out = std::make_unique<FaultInputFile>(this, std::move(inner), *input_error_at);
+    return Status::ok();
+  }
+
   Status create_atomic(const std::string& path, std::unique_ptr<WritableFile>* out) override {
     std::unique_ptr<WritableFile> inner;
     AGLD_RETURN_IF_ERROR(base_.create_atomic(path, &inner));
     ++created_;
+    events.push_back({Event::kCreate, path, written_});
     *out = std::make_unique<FaultWritableFile>(this, std::move(inner));
     return Status::ok();
   }
@@ -93,6 +119,41 @@ class FaultFileSystem final : public FileSystem {
     std::vector<std::byte> bytes_;
   };
 
+  // An input whose bytes from error_at on cannot be read: what comes before is served.
+  class FaultInputFile final : public InputFile {
+   public:
+    FaultInputFile(FaultFileSystem* fs, std::unique_ptr<InputFile> inner, uint64_t error_at)
+        : fs_(fs), inner_(std::move(inner)), error_at_(error_at) {}
+    const std::string& path() const override { return inner_->path(); }
+    std::optional<uint64_t> size() const override { return inner_->size(); }
+    std::optional<int64_t> mtime() const override { return inner_->mtime(); }
+    Status read(char* buf, size_t n, size_t* got) override {
+      AGLD_RETURN_IF_ERROR(serve(at_, &n));
+      AGLD_RETURN_IF_ERROR(inner_->read(buf, n, got));
+      at_ += *got;
+      return Status::ok();
+    }
+    Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const override {
+      AGLD_RETURN_IF_ERROR(serve(offset, &n));
+      return inner_->pread(offset, buf, n, got);
+    }
+
+   private:
+    // A read at offset: cut to end before error_at, or failed if it starts there.
+    Status serve(uint64_t offset, size_t* n) const {
+      if (*n > 0 && offset >= error_at_) {
+        ++fs_->faults_;
+        return Status::io_error(path() + ": read failed: Input/output error");
+      }
+      if (*n > 0) *n = static_cast<size_t>(std::min<uint64_t>(*n, error_at_ - offset));
+      return Status::ok();
+    }
+    FaultFileSystem* fs_;
+    std::unique_ptr<InputFile> inner_;
+    uint64_t error_at_;
+    uint64_t at_ = 0;
+  };
+
   class FaultWritableFile final : public WritableFile {
    public:
     FaultWritableFile(FaultFileSystem* fs, std::unique_ptr<WritableFile> inner)
@@ -101,6 +162,7 @@ class FaultFileSystem final : public FileSystem {
     uint64_t size() const override { return inner_->size(); }
 
     Status append(ByteSpan data) override {
+      fs_->events.push_back({Event::kAppend, path(), fs_->written_});
       if (fs_->space) {
         const uint64_t left = *fs_->space > fs_->written_ ? *fs_->space - fs_->written_ : 0;
         if (data.size() > left) {
@@ -120,6 +182,7 @@ class FaultFileSystem final : public FileSystem {
     }
 
     Status commit() override {
+      fs_->events.push_back({Event::kCommit, path(), fs_->written_});
       const uint64_t n = fs_->commits_++;
       if (fs_->fail_commit_at && *fs_->fail_commit_at == n) {
         ++fs_->faults_;

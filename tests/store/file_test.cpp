@@ -1,12 +1,17 @@
 // ReadableFile::read_uncached: the bytes asked for, wherever they sit against the 4 KiB
 // blocks an O_DIRECT read takes; none of them left in the page cache; a file cut short
 // while open fails with a message rather than a crash; the default implementation (used by
-// the fault-injecting file system) serves what view() serves.
+// the fault-injecting file system) serves what view() serves. And the memory map's guard
+// against a file cut short under it (mapping_guard.hpp).
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <linux/magic.h>
 #include <vector>
@@ -131,6 +136,64 @@ TEST(ReadUncached, TheDefaultServesWhatViewServes) {
   EXPECT_TRUE(std::equal(out.begin(), out.end(), view.begin(), view.end()));
   EXPECT_EQ(out[321], bytes[4321] ^ std::byte{0xFF});
   EXPECT_FALSE(f->read_uncached(8500, 1000, &buf, &out).is_ok());
+}
+
+// mapping_guard.hpp: a view of a file cut short under its map reads zeros past the new end
+// rather than dying of SIGBUS, and the file says it changed; a SIGBUS outside the guarded
+// maps still kills the process.
+TEST(MappingGuard, ATruncatedMapReadsZerosAndSaysSo) {
+  test::TempDir dir;
+  const std::string path = dir.file("f");
+  const std::vector<std::byte> bytes = pattern(64 << 10);
+  write_file(path, bytes);
+  auto f = open_local(path);
+  ByteSpan v;
+  ASSERT_TRUE(f->view(0, bytes.size(), &v).is_ok());
+  EXPECT_TRUE(f->check_unchanged().is_ok());
+  ASSERT_EQ(::truncate(path.c_str(), 10000), 0);
+  const volatile std::byte* p = v.data();
+  auto at = [&](size_t i) { return std::to_integer<int>(p[i]); };
+  EXPECT_EQ(at(9999), std::to_integer<int>(bytes[9999]));  // before the new end
+  EXPECT_EQ(at(40000), 0);                                  // pages wholly past it: a fault, then zeros
+  EXPECT_EQ(at(65535), 0);
+  Status st = f->check_unchanged();
+  EXPECT_EQ(st.code(), Status::Code::kCorruption);
+  EXPECT_EQ(st.message().rfind(path + ": the file changed while it was being read", 0), 0u) << st.to_string();
+  EXPECT_NE(st.message().find("fell past its end"), std::string::npos) << st.to_string();
+  // A file that only shrank (no page read past its end) says so by its size.
+  write_file(path, bytes);
+  auto g = open_local(path);
+  ASSERT_EQ(::truncate(path.c_str(), 100), 0);
+  st = g->check_unchanged();
+  EXPECT_NE(st.message().find("65536 bytes when opened, 100 now"), std::string::npos) << st.to_string();
+}
+
+TEST(MappingGuard, ASigbusElsewhereStillKills) {
+  test::TempDir dir;
+  write_file(dir.file("guarded"), pattern(8192));
+  write_file(dir.file("other"), pattern(8192));
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    std::unique_ptr<ReadableFile> f;  // installs the guard's handler
+    if (!FileSystem::local().open_readable(dir.file("guarded"), &f).is_ok()) ::_exit(2);
+    const int fd = ::open(dir.file("other").c_str(), O_RDONLY);
+    void* m = ::mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED || ::truncate(dir.file("other").c_str(), 0) != 0) ::_exit(3);
+    const volatile char* c = static_cast<const char*>(m);
+    ::_exit(c[5000] == 0 ? 4 : 5);  // not reached: SIGBUS
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+#ifdef AGLD_TEST_MEMORY_SANITIZER
+  // The sanitizer's own SIGBUS handler was there first: it reports the fault and exits 1.
+  if (WIFEXITED(status)) {
+    EXPECT_EQ(WEXITSTATUS(status), 1) << "the sanitizer's handler did not get the fault";
+    return;
+  }
+#endif
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) << "status " << status;
 }
 
 }  // namespace

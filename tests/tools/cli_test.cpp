@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "agld/version.hpp"
 #include "test_support.hpp"
 
 namespace agld {
@@ -238,7 +239,7 @@ TEST(Cli, ExitCodesAndOneLineErrors) {
   expect_one_line_error(run_agld("info " + shell_arg(dir.file("nope.agld"))), 66, "no such file");
   expect_one_line_error(run_agld("convert " + shell_arg(out) + " -o " + shell_arg(out)), 64, "overwrite an input");
   EXPECT_EQ(run_agld("--help").exit_code, 0);
-  EXPECT_EQ(run_agld("--version").out, "agld 0.1.0\n");
+  EXPECT_EQ(run_agld("--version").out, std::string("agld ") + kVersion + "\n");  // version+commit
 }
 
 // Raw literals (the default) are recorded in the store's options and shown by info;
