@@ -71,6 +71,15 @@ void add_sample(Cli& cli);
 void add_optimize(Cli& cli);
 void add_summary(Cli& cli);
 
+// The diagonal preconditioner's figures for config.json (null without one), from a resolved
+// sample or optimize run: its levels, M's range, lambda, the row kick and the rows it read.
+template <typename Resolved>
+nlohmann::json preconditioner_json(const std::string& precondition, const Resolved& r) {
+  if (precondition != "diag") return nlohmann::json();
+  return {{"levels", r.precondition_levels},   {"m_min", r.precondition_m_min}, {"m_max", r.precondition_m_max},
+          {"lambda", r.precondition_lambda},   {"row_kick", r.precondition_kick}, {"rows_read", r.setup_rows}};
+}
+
 // A store's identity for a run's config.json: path, size, shape, labels, sources.
 nlohmann::json store_identity(const Store& s);
 

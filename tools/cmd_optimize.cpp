@@ -53,14 +53,7 @@ nlohmann::json config_json(const OptimizeResult& res, const Store& train, const 
           {"dim", r.dim},
           {"optimizer", "svrg"},
           {"precondition", o.precondition},
-          {"preconditioner", o.precondition == "diag"
-                                 ? nlohmann::json{{"levels", r.precondition_levels},
-                                                  {"m_min", r.precondition_m_min},
-                                                  {"m_max", r.precondition_m_max},
-                                                  {"lambda", r.precondition_lambda},
-                                                  {"row_kick", r.precondition_kick},
-                                                  {"rows_read", r.setup_rows}}
-                                 : nlohmann::json()},
+          {"preconditioner", preconditioner_json(o.precondition, r)},
           {"step", r.step},
           {"step_rule", r.step_rule},
           {"batch", r.batch},

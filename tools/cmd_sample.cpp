@@ -97,14 +97,7 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"precondition", o.precondition},
           {"metric", o.metric.empty() ? nlohmann::json() : nlohmann::json(o.metric)},
           {"init", o.init.empty() ? nlohmann::json() : nlohmann::json(o.init)},
-          {"preconditioner", o.precondition == "diag"
-                                 ? nlohmann::json{{"levels", r.precondition_levels},
-                                                  {"m_min", r.precondition_m_min},
-                                                  {"m_max", r.precondition_m_max},
-                                                  {"lambda", r.precondition_lambda},
-                                                  {"row_kick", r.precondition_kick},
-                                                  {"rows_read", r.setup_rows}}
-                                 : nlohmann::json()},
+          {"preconditioner", preconditioner_json(o.precondition, r)},
           {"batch", r.batch},
           {"iterations", r.iterations},
           {"epochs", *o.epochs},

@@ -22,24 +22,6 @@ size_t order_warnings(const ResolvedSample& r) {
 
 constexpr uint32_t kDim = 20;
 
-SparseRows dense_rows(uint64_t seed, size_t n) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n01;
-  SparseRows rows;
-  std::vector<uint32_t> idx(kDim);
-  std::vector<float> val(kDim);
-  for (size_t r = 0; r < n; ++r) {
-    double m = 0;
-    for (uint32_t j = 0; j < kDim; ++j) {
-      idx[j] = j;
-      val[j] = static_cast<float>(n01(rng));
-      m += val[j];
-    }
-    rows.add_row(m + n01(rng) > 0 ? 1.0 : -1.0, idx, val);
-  }
-  return rows;
-}
-
 // The rows as a store that says whether its rows were shuffled.
 std::unique_ptr<Store> store_of(const std::string& path, const SparseRows& rows, bool shuffled) {
   StoreMeta meta;
@@ -61,7 +43,7 @@ std::unique_ptr<Store> store_of(const std::string& path, const SparseRows& rows,
 
 TEST(DefaultMethod, ShuffledStoreIsReadCyclically) {
   TempDir dir;
-  auto store = store_of(dir.file("s.agld"), dense_rows(test_seed(181), 2000), true);
+  auto store = store_of(dir.file("s.agld"), dense_binary_rows(test_seed(181), 2000, kDim, 1.0), true);
   ResolvedSample r;
   ASSERT_TRUE(resolve_sample(*store, nullptr, SampleOptions{}, &r).is_ok());
   EXPECT_EQ(*r.options.method, "ptu-ca");
@@ -72,7 +54,7 @@ TEST(DefaultMethod, ShuffledStoreIsReadCyclically) {
 
 TEST(DefaultMethod, StoreInSourceOrderIsReadInARandomOrder) {
   TempDir dir;
-  auto store = store_of(dir.file("k.agld"), dense_rows(test_seed(182), 2000), false);
+  auto store = store_of(dir.file("k.agld"), dense_binary_rows(test_seed(182), 2000, kDim, 1.0), false);
   ResolvedSample r;
   ASSERT_TRUE(resolve_sample(*store, nullptr, SampleOptions{}, &r).is_ok());
   EXPECT_EQ(*r.options.method, "ptu-rr");
@@ -84,7 +66,7 @@ TEST(DefaultMethod, StoreInSourceOrderIsReadInARandomOrder) {
 
 TEST(DefaultMethod, AGivenMethodIsKeptAndWarnedOf) {
   TempDir dir;
-  auto store = store_of(dir.file("k.agld"), dense_rows(test_seed(183), 2000), false);
+  auto store = store_of(dir.file("k.agld"), dense_binary_rows(test_seed(183), 2000, kDim, 1.0), false);
   SampleOptions o;
   o.method = "tmu-ca";
   ResolvedSample r;
@@ -100,7 +82,7 @@ TEST(DefaultMethod, AGivenMethodIsKeptAndWarnedOf) {
 // with the whole store in the reader's share.
 TEST(DefaultMethod, StoreInSourceOrderThatDoesNotFitIsAnErrorWithTheFixes) {
   TempDir dir;
-  auto store = store_of(dir.file("k.agld"), dense_rows(test_seed(184), 200000), false);
+  auto store = store_of(dir.file("k.agld"), dense_binary_rows(test_seed(184), 200000, kDim, 1.0), false);
   std::string message;
   uint64_t failed_at = 0;
   for (double budget = 2.0 * (1 << 30); budget > (1 << 20) && message.empty(); budget *= 0.8) {

@@ -12,30 +12,12 @@ namespace {
 
 constexpr uint32_t kDim = 20;
 
-SparseRows dense_rows(uint64_t seed, size_t n) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n01;
-  SparseRows rows;
-  std::vector<uint32_t> idx(kDim);
-  std::vector<float> val(kDim);
-  for (size_t r = 0; r < n; ++r) {
-    double m = 0;
-    for (uint32_t j = 0; j < kDim; ++j) {
-      idx[j] = j;
-      val[j] = static_cast<float>(n01(rng));
-      m += 0.1 * val[j];
-    }
-    rows.add_row(m + n01(rng) > 0 ? 1.0 : -1.0, idx, val);
-  }
-  return rows;
-}
-
 TEST(MemoryPlan, TheSmallestBudgetAcceptedRunsWithATestStore) {
   TempDir dir;
   // Training rows in one large chunk (large reader minimums), test rows in many small ones
   // (a small minimum, a large whole store).
-  auto train = make_store(dir.file("train.agld"), dense_rows(test_seed(211), 20000), kDim, true, 20000);
-  auto test = make_store(dir.file("test.agld"), dense_rows(test_seed(212), 200000), kDim, true, 16);
+  auto train = make_store(dir.file("train.agld"), dense_binary_rows(test_seed(211), 20000, kDim, 0.1), kDim, true, 20000);
+  auto test = make_store(dir.file("test.agld"), dense_binary_rows(test_seed(212), 200000, kDim, 0.1), kDim, true, 16);
   SampleOptions o;
   o.method = "ptu-ca";  // a main reader and a pass reader
   o.precondition = "none";

@@ -49,6 +49,25 @@ inline std::unique_ptr<Store> make_store(const std::string& path, const SparseRo
   return store;
 }
 
+// n logistic rows of d dense N(0, 1) features, labels +-1 from x . (weight, ..., weight) + N(0, 1).
+inline SparseRows dense_binary_rows(uint64_t seed, size_t n, uint32_t d, double weight) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01;
+  SparseRows rows;
+  std::vector<uint32_t> idx(d);
+  std::vector<float> val(d);
+  for (size_t r = 0; r < n; ++r) {
+    double m = 0;
+    for (uint32_t j = 0; j < d; ++j) {
+      idx[j] = j;
+      val[j] = static_cast<float>(n01(rng));
+      m += weight * val[j];
+    }
+    rows.add_row(m + n01(rng) > 0 ? 1.0 : -1.0, idx, val);
+  }
+  return rows;
+}
+
 // A linear model y = x . beta + N(0, noise_var) on rows whose features are each present with
 // probability `presence` (values N(0, 1)), and its exact Gaussian posterior under the prior
 // N(0, I): precision X'X / noise_var + I.
