@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# d-independence of the lazy sampler: the time of one iteration of tmu-ca on kdd12-shaped
+# d-independence of the lazy sampler: the time of one iteration of tmu-ca (METHOD) on kdd12-shaped
 # rows (11 one-hot features a row out of d = 54.7M) against the same rows folded into
 # d = 1M (index j -> (j - 1) mod 1M + 1, duplicates in a row dropped), and the dense path on
 # both for contrast.
@@ -14,6 +14,7 @@
 #
 #   bench/sample_bench.sh [ROWS]     (default 5000000)
 #   REPS=3 ITERS=100000 AGLD_BENCH_DIR=/some/disk bench/sample_bench.sh
+#   METHOD=tmu-ca-hmc2 bench/sample_bench.sh   (any --method; DENSE=0 skips the dense runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -22,6 +23,8 @@ ROWS=${1:-5000000}
 REPS=${REPS:-3}
 ITERS=${ITERS:-100000}
 DENSE_ITERS=${DENSE_ITERS:-20}
+METHOD=${METHOD:-tmu-ca}
+DENSE=${DENSE:-1}
 DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
 mkdir -p "$DIR"
 AGLD=${AGLD:-$ROOT/build/agld}
@@ -45,7 +48,7 @@ run() {  # store iterations extra... -> sampling seconds
   local d=1000000
   [[ $store == kdd-big.agld ]] && d=54686452
   [[ " $* " == *" --thin "* ]] || set -- --thin $((4 * d / 1100)) "$@"
-  "$AGLD" sample --train "$DIR/$store" --method tmu-ca --batch 100 --iterations "$iters" \
+  "$AGLD" sample --train "$DIR/$store" --method "$METHOD" --batch 100 --iterations "$iters" \
     --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" $CHAINS "$@"
   tail -1 "$DIR/sample-run/metrics.csv" | cut -d, -f2
 }
@@ -58,17 +61,22 @@ for r in $(seq "$REPS"); do
     T[$s]+="$(python3 -c "print(($t3 - $t1) / (2 * $ITERS))") "
   done
 done
-T[big_dense]="$(run kdd-big.agld "$DENSE_ITERS" --dense --thin 1000000)"
-T[small_dense]="$(run kdd-small.agld "$DENSE_ITERS" --dense --thin 1000000)"
+T[big_dense]=nan
+T[small_dense]=nan
+if [[ $DENSE == 1 ]]; then
+  T[big_dense]="$(run kdd-big.agld "$DENSE_ITERS" --dense --thin 1000000)"
+  T[small_dense]="$(run kdd-small.agld "$DENSE_ITERS" --dense --thin 1000000)"
+fi
 
-python3 - "$ROWS" "$ITERS" "$DENSE_ITERS" "${T[big]}" "${T[small]}" "${T[big_dense]}" "${T[small_dense]}" <<'PY'
+python3 - "$ROWS" "$ITERS" "$DENSE_ITERS" "${T[big]}" "${T[small]}" "${T[big_dense]}" "${T[small_dense]}" "$METHOD" <<'PY'
 import statistics, sys
 rows, iters, dense_iters = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+method = sys.argv[8]
 big = [float(x) for x in sys.argv[4].split()]
 small = [float(x) for x in sys.argv[5].split()]
 bd, sd = float(sys.argv[6]) / dense_iters, float(sys.argv[7]) / dense_iters
 mb, ms = statistics.median(big), statistics.median(small)
-print(f"tmu-ca, batch 100 (1,100 nonzeros an iteration), {rows} kdd12-shaped rows; (T({3*iters}) - T({iters})) / {2*iters}")
+print(f"{method}, batch 100 (1,100 nonzeros an iteration), {rows} kdd12-shaped rows; (T({3*iters}) - T({iters})) / {2*iters}")
 print(f"{'what':34} {'us/iteration':>14}  runs")
 print(f"{'lazy, d = 54.7M':34} {mb*1e6:14.1f}  {' '.join(f'{x*1e6:.1f}' for x in big)}")
 print(f"{'lazy, d = 1M':34} {ms*1e6:14.1f}  {' '.join(f'{x*1e6:.1f}' for x in small)}")

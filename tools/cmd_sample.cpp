@@ -83,7 +83,7 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"method_rule", r.method_rule},
           {"snapshot", r.snapshot},
           {"access", r.access},
-          {"dynamics", "ld"},
+          {"dynamics", r.dynamics},
           {"chains", o.chains},
           {"chain_id", o.chain_id},
           {"draws_files", draws_files(r)},
@@ -94,6 +94,8 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"dim", r.dim},
           {"step", r.step},
           {"step_rule", r.step_rule},
+          {"friction", r.dynamics == "ld" ? nlohmann::json() : nlohmann::json(r.friction)},
+          {"friction_rule", r.dynamics == "ld" ? nlohmann::json() : nlohmann::json(r.friction_rule)},
           {"precondition", o.precondition},
           {"metric", o.metric.empty() ? nlohmann::json() : nlohmann::json(o.metric)},
           {"init", o.init.empty() ? nlohmann::json() : nlohmann::json(o.init)},
@@ -202,13 +204,16 @@ class CliObserver final : public SampleObserver {
         fmt::format("agld {} sample", kVersion),
         fmt::format("model = {}, prior_var = {}, intercept = {}", run.options.model,
                     run.options.prior_var, run.options.intercept ? "yes" : "no"),
-        fmt::format("method = {} (snapshot {}, access {}, dynamics ld), chains = {} (ids {} to {}), batches {}",
-                    *run.options.method, run.snapshot, run.access, run.options.chains, run.options.chain_id,
+        fmt::format("method = {} (snapshot {}, access {}, dynamics {}), chains = {} (ids {} to {}), batches {}",
+                    *run.options.method, run.snapshot, run.access, run.dynamics, run.options.chains, run.options.chain_id,
                     run.options.chain_id + run.options.chains - 1,
                     run.own_streams && run.options.chains > 1 ? "each chain's own" : "shared"),
         fmt::format("precondition = {}", run.options.precondition),
-        fmt::format("step = {:.9g} ({}), batch = {}, iterations = {}, burn_in = {}, thin = {}, refresh = {}",
-                    run.step, run.step_rule, run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
+        fmt::format("step = {:.9g} ({}){}, batch = {}, iterations = {}, burn_in = {}, thin = {}, refresh = {}",
+                    run.step, run.step_rule,
+                    run.dynamics == "ld" ? std::string()
+                                         : fmt::format(", friction = {:.9g} ({})", run.friction, run.friction_rule),
+                    run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
         fmt::format("seed = {}, rows = {}, dim = {}", run.options.seed, run.rows, run.dim),
         "lp__ is -U(theta) estimated from the iteration's minibatch (exact for lmc)"};
     return w_.start(run, comments);
@@ -293,6 +298,7 @@ Status resume_options(SampleArgs& a, const CheckpointInfo& info) {
   set("--model", &SampleOptions::model);
   set("--method", &SampleOptions::method);
   set("--step", &SampleOptions::step);
+  set("--friction", &SampleOptions::friction);
   set("--precondition", &SampleOptions::precondition);
   set("--metric", &SampleOptions::metric);
   set("--init", &SampleOptions::init);
@@ -448,7 +454,8 @@ void add_sample(Cli& cli) {
   c->add_option("--test", a->test, "a held-out store for the test metrics");
   c->add_option("--model", a->opt.model, "logistic or linear")->default_val("logistic");
   c->add_option("--method", a->opt.method,
-                "SNAPSHOT-ACCESS: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br (e.g. tmu-ca); aliases: " + methods +
+                "SNAPSHOT-ACCESS[-DYNAMICS]: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br, dynamics ld (the default)|hmc|hmc2|svrhmc "
+                "(e.g. tmu-ca, ptu-ra-hmc2); aliases: " + methods +
                     " (default ptu-ca; on a store converted with --keep-order, ptu-rr: docs/samplers.md)");
   c->add_option("--out", a->out, "the run directory (created if missing; required unless --resume)");
   c->add_option("--checkpoint-every", a->checkpoint_every,
@@ -465,7 +472,12 @@ void add_sample(Cli& cli) {
       }, "DURATION"));
   c->add_option("--resume", a->resume,
                 "continue the killed run in directory DIR from its checkpoint (its options are the checkpoint's; only --threads, --time-limit, --checkpoint-every and -q may change)");
-  c->add_option("--step", a->opt.step, "step size eta (default: from the store's statistics and a sample of rows; under diag in M's metric; see docs/samplers.md)");
+  c->add_option("--step", a->opt.step,
+                "step size: eta for ld, h for hmc, hmc2 and svrhmc (default: from the store's statistics and a sample of rows, "
+                "h the square root of ld's; under diag in M's metric; see docs/samplers.md)");
+  c->add_option("--friction", a->opt.friction,
+                "the underdamped dynamics' friction, D_f for hmc and hmc2, gamma for svrhmc (default 1/h, where the gradient "
+                "noise heats the chain as ld's does; lower keeps more momentum and more noise: docs/samplers.md, \"Dynamics\")");
   c->add_option("--precondition", a->opt.precondition,
                 "diag: a diagonal preconditioner from the store's per-feature statistics (--step is then in its metric); none")
       ->default_val("diag");

@@ -23,7 +23,8 @@ struct SampleOptions {
   double noise_var = 1;            // linear model: y ~ N(theta . x, noise_var)
   double prior_var = 1;            // theta ~ N(0, prior_var I)
   bool intercept = false;          // append a constant feature 1 as the last coordinate
-  // SNAPSHOT-ACCESS or a paper alias (sample_methods()). Default (docs/samplers.md,
+  // SNAPSHOT-ACCESS[-DYNAMICS] or a paper alias (sample_methods()); the dynamics ld (overdamped
+  // Langevin) when not given, or hmc, hmc2, svrhmc (underdamped). Default (docs/samplers.md,
   // "Defaults"): ptu-ca; on a store whose rows kept their source order, ptu-rr, which needs
   // the decoded store to fit the reader's share of --memory (else resolving is an error that
   // says what to do).
@@ -33,7 +34,12 @@ struct SampleOptions {
   // Random orders: every chain reads the same batches (one sequence) instead of its own.
   bool share_batches = false;
   unsigned threads = 0;            // threads the chains run on (0: every core); no effect on the output
-  std::optional<double> step;      // eta; default from the store's row norms (docs/samplers.md)
+  // The dynamics' step: eta (ld, svrhmc) or h (hmc, hmc2); default from the store's statistics
+  // (docs/samplers.md, "Defaults").
+  std::optional<double> step;
+  // The underdamped dynamics' friction: D_f (hmc, hmc2), gamma (svrhmc); default
+  // docs/samplers.md, "Dynamics". Ignored by ld.
+  std::optional<double> friction;
   // A constant diagonal preconditioner M: "diag" (from the per-feature statistics; the default)
   // or "none".
   // With diag, eta is the step in M's metric: coordinate j steps eta M_j.
@@ -72,9 +78,12 @@ struct ResolvedSample {
   bool random_for_order = false;
   std::string snapshot;   // none | full | ptu | ptu+ | ppu | tmu
   std::string access;     // ca | rr | ra | br
+  std::string dynamics;   // ld | hmc | hmc2 | svrhmc
   uint64_t rows = 0;      // N
   uint64_t dim = 0;       // d, including the intercept
   double step = 0;
+  double friction = 0;    // the underdamped dynamics' (0 for ld)
+  std::string friction_rule;
   uint64_t batch = 0, iterations = 0, burn_in = 0, thin = 1, refresh = 0, snapshot_batch = 0;
   uint64_t eval_every = 0;        // iterations between evaluations
   uint64_t draws = 0;             // kept states planned per chain
@@ -102,11 +111,13 @@ struct ResolvedSample {
 };
 
 struct MethodInfo {
-  std::string name;      // SNAPSHOT-ACCESS, or an alias
-  std::string means;     // for an alias: the SNAPSHOT-ACCESS it stands for
+  std::string name;      // SNAPSHOT-ACCESS[-DYNAMICS], or an alias
+  std::string means;     // for an alias: the SNAPSHOT-ACCESS[-DYNAMICS] it stands for
   std::string summary;
+  std::string dynamics;  // ld | hmc | hmc2 | svrhmc
 };
-// Every snapshot strategy with every access order, and the paper's names.
+// Every snapshot strategy with every access order and every dynamics (ld's without a suffix),
+// and the papers' names.
 std::vector<MethodInfo> sample_methods();
 std::vector<std::string> sample_models();
 

@@ -27,6 +27,7 @@ Json options_json(const SampleOptions& o) {
           {"share_batches", o.share_batches},
           {"threads", o.threads},
           {"step", maybe(o.step)},
+          {"friction", maybe(o.friction)},
           {"precondition", o.precondition},
           {"metric", o.metric},
           {"init", o.init},
@@ -78,6 +79,7 @@ SampleOptions options_from_json(const Json& j) {
   // Options added after the format's first checkpoints: absent means not given.
   o.metric = j.value("metric", std::string());
   o.init = j.value("init", std::string());
+  if (j.contains("friction")) get_opt(j, "friction", &o.friction);
   get_opt(j, "batch", &o.batch);
   get_opt(j, "epochs", &o.epochs);
   get_opt(j, "iterations", &o.iterations);
@@ -104,9 +106,12 @@ Json resolved_json(const ResolvedSample& r) {
   return {{"options", options_json(r.options)},
           {"snapshot", r.snapshot},
           {"access", r.access},
+          {"dynamics", r.dynamics},
           {"rows", r.rows},
           {"dim", r.dim},
           {"step", r.step},
+          {"friction", r.friction},
+          {"friction_rule", r.friction_rule},
           {"batch", r.batch},
           {"iterations", r.iterations},
           {"burn_in", r.burn_in},

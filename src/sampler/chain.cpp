@@ -15,15 +15,26 @@ namespace agld::sampler {
 uint64_t chain_seed(uint64_t seed, uint64_t id) { return mix64(mix64(seed ^ 0x5eed0001u) ^ id); }
 
 namespace {
-// One dynamics a level of steps; with many levels, smaller tables (they share the cache).
-std::vector<Langevin> levels(const ChainConfig& c) {
-  if (c.level_steps.empty()) return {Langevin(c.step, c.prior_var, Langevin::kTableSize, c.temperature)};
-  std::vector<Langevin> out;
-  for (double eta : c.level_steps) {
-    out.emplace_back(eta, c.prior_var, c.level_steps.size() > 1 ? 256 : Langevin::kTableSize, c.temperature);
+// One dynamics a level of M; with many levels, smaller tables (they share the cache). The
+// dynamics' name was checked when the run was resolved.
+std::vector<CoordinateDynamics> levels(const ChainConfig& c) {
+  const DynamicsInfo* info = find_dynamics(c.dynamics);
+  const std::vector<double> ms = c.level_m.empty() ? std::vector<double>{1.0} : c.level_m;
+  const uint64_t table = ms.size() > 1 ? 256 : GaussianJumps::kTableSize;
+  std::vector<CoordinateDynamics> out;
+  out.reserve(ms.size());
+  for (double m : ms) {
+    DynamicsParams p;
+    p.step = c.step;
+    p.precondition = m;
+    p.prior_var = c.prior_var;
+    p.temperature = c.temperature;
+    p.friction = c.friction;
+    out.emplace_back(*info, p, table);
   }
   return out;
 }
+
 }  // namespace
 
 Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_ptr<Snapshot> snapshot)
@@ -31,14 +42,14 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
       cfg_(config),
       snap_(std::move(snapshot)),
       noise_(chain_seed(seed, id), config.temperature > 0),
-      state_(config.dim, levels(config), config.level) {
+      state_(config.dim, levels(config), inverse_prior_var(config.prior_var), config.level) {
   if (snap_->has_aggregate()) a_.reset(cfg_.dim);
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
   draw_.chain = id;
 }
 
-uint64_t Chain::state_bytes(const Snapshot& snap, uint64_t dim) {
-  return dim * (LazyState::kBytesPerCoordinate + (snap.has_aggregate() ? 8 : 0) + (snap.full_batch() ? 8 : 0)) +
+uint64_t Chain::state_bytes(const Snapshot& snap, uint64_t dim, int state_dim) {
+  return dim * (LazyState::bytes_per_coordinate(state_dim) + (snap.has_aggregate() ? 8 : 0) + (snap.full_batch() ? 8 : 0)) +
          snap.state_bytes();
 }
 
@@ -51,10 +62,16 @@ void Chain::start_dispersed() {
     const double sd = std::sqrt(cfg_.prior_var);
     for (double& v : x) v = sd * noise_();
   }
+  start_momenta();
+}
+
+void Chain::start_momenta() {
+  // The momentum's stationary law: N(0, T) in phi units (unit mass; no noise at T = 0: 0).
+  for (double& v : state_.p()) v = noise_();
 }
 
 void Chain::start_around(const CoordinateFile& init) {
-  start_dispersed();  // the spread where the file gives none
+  start_dispersed();  // the spread where the file gives none (and the momenta)
   std::span<double> x = state_.x();
   const double prior_sd = std::isinf(cfg_.prior_var) ? 1.0 : std::sqrt(cfg_.prior_var);
   for (uint64_t j = 0; j < x.size(); ++j) {
@@ -63,18 +80,25 @@ void Chain::start_around(const CoordinateFile& init) {
   }
 }
 
+std::string Chain::step_hint() const {
+  std::string hint = fmt::format("try a smaller --step than {:.6g}", cfg_.step);
+  if (state_.has_momentum()) {
+    hint += fmt::format(" (the {} dynamics' h, with --friction {:.6g}; a larger friction damps the momentum)",
+                        cfg_.dynamics, cfg_.friction);
+  }
+  return hint;
+}
+
 Status Chain::diverged(uint64_t k) const {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", cfg_.step);
   return Status::invalid_argument("chain " + std::to_string(id_) + " diverged at iteration " + std::to_string(k) +
-                                  " (a non-finite state): try a smaller --step than " + buf);
+                                  " (a non-finite state): " + step_hint());
 }
 
 Status Chain::left_posterior(uint64_t k) const {
   return Status::invalid_argument(fmt::format(
       "chain {} diverged at iteration {}: |theta| = {:.3g}, beyond {:.3g}, which no posterior draw reaches "
-      "(docs/samplers.md, \"Divergence\"): try a smaller --step than {:.6g}",
-      id_, k, std::sqrt(sq_), cfg_.divergence_radius, cfg_.step));
+      "(docs/samplers.md, \"Divergence\"): {}",
+      id_, k, std::sqrt(sq_), cfg_.divergence_radius, step_hint()));
 }
 
 Status Chain::sync(uint64_t k, bool keep) {
@@ -88,20 +112,37 @@ Status Chain::sync(uint64_t k, bool keep) {
   return Status::ok();
 }
 
-std::span<const double> Chain::margins(const Batch& b) {
-  margins_.resize(b.size());
+namespace {
+// out_i = sum_e value(j_e) x_ie over the rows.
+template <class Value>
+std::span<const double> dots(const Batch& b, std::vector<double>& out, Value value) {
+  out.resize(b.size());
   for (size_t i = 0; i < b.size(); ++i) {
     const auto idx = b.row_indices(i);
     const auto val = b.row_values(i);
     double s = 0;
-    for (size_t e = 0; e < idx.size(); ++e) s += state_.x(idx[e]) * val[e];
-    margins_[i] = s;
+    for (size_t e = 0; e < idx.size(); ++e) s += value(idx[e]) * val[e];
+    out[i] = s;
   }
-  return margins_;
+  return out;
+}
+}  // namespace
+
+std::span<const double> Chain::margins(const Batch& b) {
+  return dots(b, margins_, [this](uint32_t j) { return state_.x(j); });
+}
+
+std::span<const double> Chain::eval_margins(const Batch& b) {
+  if (!state_.midpoint()) return margins(b);
+  return dots(b, margins_, [this](uint32_t j) { return state_.eval(j); });
+}
+
+std::span<const double> Chain::theta_margins(const Batch& b) {
+  return dots(b, theta_margins_, [this](uint32_t j) { return state_.x(j); });
 }
 
 std::span<const double> Chain::refresh_piece(const Batch& rows) {
-  const std::span<const double> m = margins(rows);
+  const std::span<const double> m = eval_margins(rows);
   snap_->refresh_piece(rows, m, a_);
   return m;
 }
@@ -123,7 +164,7 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     for (size_t e = 0; e < idx.size(); ++e) {
       const uint32_t j = idx[e];
       if (!state_.in_support(j)) state_.enter(j, k, a_of(j), noise_);
-      m += state_.x(j) * val[e];
+      m += state_.eval(j) * val[e];
     }
     if (!std::isfinite(m)) {
       state_.leave_support(k);
@@ -134,9 +175,10 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   const model::Model& model = *cfg_.model;
   for (size_t i = 0; i < n; ++i) s_[i] = model.dloss(b.labels[i], margins_[i]);
   snap_->shadows(b, sh_);
-  if (keep) {
+  if (keep) {  // lp__ at theta (hmc2's margins above are at z)
+    const std::span<const double> at = state_.midpoint() ? theta_margins(b) : std::span<const double>(margins_);
     double loss = 0;
-    for (size_t i = 0; i < n; ++i) loss += model.loss(b.labels[i], margins_[i]);
+    for (size_t i = 0; i < n; ++i) loss += model.loss(b.labels[i], at[i]);
     draw_.lp = -(0.5 * sq_ * state_.inv_prior_var() +
                  static_cast<double>(cfg_.rows) / static_cast<double>(n) * loss);
   }
@@ -157,16 +199,13 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   if (cfg_.dense) {  // every coordinate, one plain step (no jumps): the reference for the tests
     for (uint32_t j = 0; j < cfg_.dim; ++j) {
       const double g = state_.in_support(j) ? g_[state_.slot(j)] : 0.0;
-      state_.set(j, state_.dynamics(j).step(state_.x(j), g, a_of(j), noise_()));
+      state_.step_one(j, g + a_of(j), noise_);
     }
     state_.leave_support(k);
     state_.all_at(k + 1);
   } else {
     const std::span<const uint32_t> support = state_.support();
-    for (size_t s = 0; s < support.size(); ++s) {
-      const uint32_t j = support[s];
-      state_.set(j, state_.support_dynamics(s).step(state_.x(j), g_[s], a_of(j), noise_()));
-    }
+    for (size_t s = 0; s < support.size(); ++s) state_.step_support(s, g_[s] + a_of(support[s]), noise_);
     state_.leave_support(k + 1);
   }
   snap_->after_step(b, s_, a_);
@@ -206,11 +245,12 @@ Status Chain::load(checkpoint::CheckpointIn& in) {
 }
 
 void Chain::full_piece(const Batch& rows) {
-  const std::span<const double> m = margins(rows);
+  const std::span<const double> m = eval_margins(rows);
+  const std::span<const double> at = state_.midpoint() ? theta_margins(rows) : m;  // the loss at theta
   const model::Model& model = *cfg_.model;
   s_.resize(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
-    full_loss_ += model.loss(rows.labels[i], m[i]);
+    full_loss_ += model.loss(rows.labels[i], at[i]);
     s_[i] = model.dloss(rows.labels[i], m[i]);
   }
   add_rows(grad_, rows, s_);
@@ -224,10 +264,9 @@ Status Chain::full_step(uint64_t k, bool keep, bool do_step) {
     return Status::ok();
   }
   for (uint32_t j = 0; j < cfg_.dim; ++j) {
-    const double v = state_.dynamics(j).step(state_.x(j), grad_[j], 0.0, noise_());
+    state_.step_one(j, grad_[j], noise_);
     grad_[j] = 0;
-    if (!std::isfinite(v)) return diverged(k);
-    state_.set(j, v);
+    if (!state_.finite(j)) return diverged(k);
   }
   state_.all_at(k + 1);
   return Status::ok();

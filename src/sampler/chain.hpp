@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "agld/reader.hpp"
@@ -24,16 +25,20 @@ namespace agld::sampler {
 struct ChainConfig {
   uint64_t rows = 0;      // N
   uint64_t dim = 0;       // d
+  // The dynamics (sampler/dynamics.hpp), its step (eta for ld and svrhmc, h for hmc and
+  // hmc2) and friction (the underdamped kinds').
+  std::string dynamics = "ld";
   double step = 0;
-  // Per-coordinate steps (a preconditioner): coordinate j steps with level_steps[level[j]].
-  // Empty (and level null): every coordinate steps with `step`.
-  std::vector<double> level_steps;
+  double friction = 1;
+  // A diagonal preconditioner: coordinate j has M = level_m[level[j]]. Empty (and level null):
+  // M = 1 everywhere.
+  std::vector<double> level_m;
   const uint8_t* level = nullptr;
   double prior_var = 1;
   // |theta| beyond which the state is outside the posterior (ResolvedSample::divergence_radius):
   // sync() then reports a divergence.
   double divergence_radius = std::numeric_limits<double>::infinity();
-  // The noise's variance is this times Langevin's: 1 samples the posterior, 0 is gradient
+  // The noise's variance is this times the dynamics': 1 samples the posterior, 0 is gradient
   // descent on U (no noise is drawn: `agld optimize`, sampler/optimizer.cpp).
   double temperature = 1;
   bool dense = false;     // every coordinate, every iteration (the tests' reference)
@@ -50,7 +55,7 @@ class Chain {
   Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_ptr<Snapshot> snapshot);
 
   // Bytes of one chain's state for this strategy and d (the scratch apart).
-  static uint64_t state_bytes(const Snapshot& snapshot, uint64_t dim);
+  static uint64_t state_bytes(const Snapshot& snapshot, uint64_t dim, int state_dim);
 
   uint64_t id() const { return id_; }
   Snapshot& snapshot() { return *snap_; }
@@ -79,7 +84,9 @@ class Chain {
 
   // A refresh at theta (current everywhere): begin, pieces, as the strategy asks. A piece's
   // margins theta . x_i are returned (valid until the next call).
-  void begin_refresh() { snap_->begin_refresh(state_.x(), a_); }
+  void begin_refresh() {
+    snap_->begin_refresh([this](std::span<double> out) { state_.eval_all(out); }, a_);
+  }
   std::span<const double> refresh_piece(const Batch& rows);
   // The aggregate A (empty for strategies without one).
   std::span<const double> aggregate() const { return a_; }
@@ -93,9 +100,16 @@ class Chain {
   // Margins theta . x_i of the rows (every coordinate of the rows current), into the
   // chain's own scratch, valid until the next call.
   std::span<const double> margins(const Batch& rows);
+  // The same at the gradient point (hmc2's midpoint z; theta for the other dynamics).
+  std::span<const double> eval_margins(const Batch& rows);
 
  private:
   double a_of(uint32_t j) const { return a_.empty() ? 0.0 : a_[j]; }
+  void start_momenta();
+  // theta . x_i (every coordinate of the rows current) into theta_margins_: lp__ where the
+  // gradient's margins are at hmc2's midpoint.
+  std::span<const double> theta_margins(const Batch& rows);
+  std::string step_hint() const;
   Status diverged(uint64_t k) const;
   Status left_posterior(uint64_t k) const;  // |theta| beyond cfg_.divergence_radius
 
@@ -106,11 +120,11 @@ class Chain {
   LazyState state_;
   HugeArray<double> a_;     // the aggregate A (strategies with one)
   HugeArray<double> grad_;  // `full`: the whole gradient of a step
-  double full_loss_ = 0;
+  double full_loss_ = 0;    // `full`: the loss at theta of the rows so far
   double sq_ = 0;           // |theta|^2 at the last kept sync
   DrawRecord draw_;
   // Scratch.
-  std::vector<double> margins_, s_, sh_, g_;
+  std::vector<double> margins_, theta_margins_, s_, sh_, g_;
 };
 
 }  // namespace agld::sampler

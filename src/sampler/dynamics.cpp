@@ -11,13 +11,14 @@ GaussianStep ld_step(const DynamicsParams&);
 GaussianStep hmc_step(const DynamicsParams&);
 GaussianStep hmc2_step(const DynamicsParams&);
 GaussianStep svrhmc_step(const DynamicsParams&);
+double hmc2_eval_shift(const DynamicsParams&);
 
 namespace {
 constexpr DynamicsInfo kDynamics[] = {
     {"ld", "overdamped Langevin (AGLD eq. 5)", 1, ld_step},
     {"hmc", "underdamped, Euler (SGHMC; Li et al. Alg. 1/2)", 2, hmc_step},
     {"hmc2", "underdamped, symmetric splitting, G at the midpoint (Li et al. Alg. 3/4)", 2,
-     hmc2_step},
+     hmc2_step, hmc2_eval_shift},
     {"svrhmc", "underdamped, exact Ornstein-Uhlenbeck noise (Zou, Xu and Gu 2018)", 2, svrhmc_step},
 };
 }  // namespace

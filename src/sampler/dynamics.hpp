@@ -34,12 +34,24 @@ struct DynamicsParams {
 };
 
 using DynamicsStepFactory = GaussianStep (*)(const DynamicsParams& params);
+// Where the gradient is evaluated: theta + c p for the returned c (hmc2's midpoint z; null:
+// at theta).
+using DynamicsShiftFactory = double (*)(const DynamicsParams& params);
 
 struct DynamicsInfo {
   std::string_view name;
   std::string_view summary;
   int state_dim;  // numbers a coordinate: 1 (x) or 2 (position, momentum)
   DynamicsStepFactory step;
+  DynamicsShiftFactory eval_shift = nullptr;
+};
+
+// A dynamics' coordinate: its step (the lazy jumps) and where its gradient is evaluated.
+struct CoordinateDynamics {
+  GaussianJumps jumps;
+  double eval_shift = 0;  // G at theta + eval_shift p
+  CoordinateDynamics(const DynamicsInfo& info, const DynamicsParams& p, uint64_t table_size)
+      : jumps(info.step(p), table_size), eval_shift(info.eval_shift ? info.eval_shift(p) : 0.0) {}
 };
 
 std::span<const DynamicsInfo> registered_dynamics();

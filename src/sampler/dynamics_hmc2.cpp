@@ -39,4 +39,7 @@ GaussianStep hmc2_step(const DynamicsParams& p) {
   return s;
 }
 
+// z = theta + (h/2) sqrt(M_j) p.
+double hmc2_eval_shift(const DynamicsParams& p) { return p.step * std::sqrt(p.precondition) / 2; }
+
 }  // namespace agld::sampler

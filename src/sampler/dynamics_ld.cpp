@@ -2,7 +2,7 @@
 //     x_j' = x_j - eta M_j G_j + sqrt(2 eta M_j) xi_j,   G_j = x_j / s2p + a
 // so, with eta_j = eta M_j (the level's step, as Langevin takes it):
 //     A = 1 - eta_j / s2p,  b = -eta_j,  Q = 2 eta_j T.
-// Its jumps are Langevin's (sampler/langevin.hpp), which the tests check to 1e-12.
+// Its k-step jumps match the closed form of ALGORITHMS.md section 4 (tests: Dynamics.LdIsTheClosedFormJump).
 #include "sampler/dynamics.hpp"
 
 namespace agld::sampler {

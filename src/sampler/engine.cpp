@@ -361,8 +361,10 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, checkpoint::Checkp
   sampler::ChainConfig cfg;
   cfg.rows = run_.rows;
   cfg.dim = run_.dim;
+  cfg.dynamics = run_.dynamics;
   cfg.step = run_.step;
-  cfg.level_steps = pre_.level_steps;
+  cfg.friction = run_.friction;
+  cfg.level_m = pre_.level_m;
   cfg.level = pre_.level.empty() ? nullptr : pre_.level.data();
   cfg.prior_var = run_.options.prior_var;
   cfg.divergence_radius = run_.divergence_radius;
@@ -550,14 +552,20 @@ Status Engine::load(checkpoint::CheckpointIn& in, uint64_t* k) {
   AGLD_RETURN_IF_ERROR(in.u64(&main_start_));
   AGLD_RETURN_IF_ERROR(in.u64(&pass_start_));
   AGLD_RETURN_IF_ERROR(in.u64(&test_start_));
-  if (draws_ > run_.draws || !std::isfinite(elapsed) || !std::isfinite(eval_seconds_)) {
-    return in.corrupt("the engine's counters are out of range");
+  // A checkpoint at k comes before iteration k keeps its state or evaluates: the draws and
+  // evaluations before it are those of the iterations below k, so that a resumed run keeps
+  // exactly the planned ones.
+  const uint64_t kept_before = *k > run_.burn_in ? (*k - 1 - run_.burn_in) / run_.thin : 0;
+  const uint64_t evals_before = run_.eval_every ? (*k - 1) / run_.eval_every : 0;
+  if (draws_ != kept_before || !std::isfinite(elapsed) || !std::isfinite(eval_seconds_)) {
+    return in.corrupt("the engine's counters are out of range (" + std::to_string(draws_) + " draws kept before iteration " +
+                      std::to_string(*k) + ", which has " + std::to_string(kept_before) + ")");
   }
   start_ = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.0, elapsed)));
   AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("EVAL"), "the evaluations"));
   uint64_t n = 0;
   AGLD_RETURN_IF_ERROR(in.u64(&n));
-  if (n > *k + 1) return in.corrupt(std::to_string(n) + " evaluations before iteration " + std::to_string(*k));
+  if (n != evals_before) return in.corrupt(std::to_string(n) + " evaluations before iteration " + std::to_string(*k));
   evals_.resize(static_cast<size_t>(n));
   for (EvalRecord& e : evals_) AGLD_RETURN_IF_ERROR(load_eval(in, chains_.size(), &e));
   if (n > 0) last_eval_ = evals_.back();
@@ -663,6 +671,8 @@ Status prepare(const Store& train, const Store* test, const SampleOptions& optio
     st = sampler::make_preconditioner(train, *model, options.step.has_value(), r, pre);
     if (!st.is_ok()) return st;
   }
+  st = sampler::resolve_dynamics(options, r);
+  if (!st.is_ok()) return st;
   const auto snap = sampler::find_snapshot(r->snapshot)->make({r->rows, r->dim, r->refresh, r->snapshot_batch, model.get()});
   return sampler::plan_memory(train, test, r, *snap, plan);
 }

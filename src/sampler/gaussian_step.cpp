@@ -59,16 +59,29 @@ NoiseFactor factor(const GaussianStep& s) {
   return f;
 }
 
-GaussianJumps::GaussianJumps(const GaussianStep& one, uint64_t table_size) : one_(one) {
-  table_.resize(std::max<uint64_t>(table_size, 1));
-  table_[0] = make(GaussianStep::identity(one.dim));
-  // table[k] = table[k/2] twice (and one more step when k is odd): O(log k) compositions deep,
-  // as the powering, not k deep.
-  for (uint64_t k = 1; k < table_.size(); ++k) {
-    const GaussianStep& half = table_[k / 2].step;
+GaussianJumps::Coef GaussianJumps::coef(const GaussianStep& s) {
+  const NoiseFactor f = factor(s);
+  Coef c;
+  c.n00 = s.n00, c.n01 = s.n01, c.n10 = s.n10, c.n11 = s.n11;
+  c.b0 = s.b0, c.b1 = s.b1;
+  c.fx1 = f.fx1, c.fx2 = f.fx2, c.fp1 = f.fp1;
+  return c;
+}
+
+GaussianJumps::GaussianJumps(const GaussianStep& one, uint64_t table_size) : dim_(one.dim), one_(one) {
+  const uint64_t n = std::max<uint64_t>(table_size, 1);
+  table_.reserve(n);
+  // step[k] = step[k/2] twice (and one more step when k is odd): O(log k) compositions deep,
+  // as the powering, not k deep. The steps are kept while the table is built, not after.
+  std::vector<GaussianStep> steps(n);
+  steps[0] = GaussianStep::identity(one.dim);
+  table_.push_back(coef(steps[0]));
+  for (uint64_t k = 1; k < n; ++k) {
+    const GaussianStep& half = steps[k / 2];
     GaussianStep s = then(half, half);
     if (k & 1) s = then(s, one_);
-    table_[k] = make(s);
+    steps[k] = s;
+    table_.push_back(coef(s));
   }
 }
 

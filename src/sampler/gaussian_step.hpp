@@ -61,26 +61,30 @@ NoiseFactor factor(const GaussianStep& step);
 
 // The k-step jumps of one step: a table for the short gaps, a memo for the last long one (when
 // every coordinate is brought current, most share one gap: the powering runs once, not d
-// times), as sampler/langevin.hpp does for ld. Not thread-safe (the memo): one per chain.
+// times). A table entry is the jump's coefficients alone (Coef, 72 bytes; the position's first:
+// a 1-number state reads 24 of them). Not thread-safe (the memo): one per chain.
 class GaussianJumps {
  public:
   static constexpr uint64_t kTableSize = 1024;
 
-  struct Jump {
-    GaussianStep step;
-    NoiseFactor noise;
+  // k steps: x' = x + (n00 x + n01 p + b0 a) + fx1 z1 + fx2 z2,
+  //          p' = p + (n10 x + n11 p + b1 a) + fp1 z1.
+  struct Coef {
+    double n00 = 0, b0 = 0, fx1 = 0;  // all a 1-number state has
+    double n01 = 0, n10 = 0, n11 = 0, b1 = 0, fx2 = 0, fp1 = 0;
   };
+  static Coef coef(const GaussianStep& s);
 
   // Gaps k < table_size come from the table (at least 1 entry: k = 0, the identity).
   explicit GaussianJumps(const GaussianStep& one, uint64_t table_size = kTableSize);
 
-  int dim() const { return table_[0].step.dim; }
+  int dim() const { return dim_; }
   const GaussianStep& one() const { return one_; }
 
-  const Jump& jump(uint64_t k) const {
+  const Coef& jump(uint64_t k) const {
     if (k < table_.size()) return table_[k];
     if (k != memo_k_) {
-      memo_ = make(power(one_, k));
+      memo_ = coef(power(one_, k));
       memo_k_ = k;
     }
     return memo_;
@@ -89,26 +93,39 @@ class GaussianJumps {
   // k >= 0 steps of the state (x, p) with constant gradient term a, at once; z1, z2 standard
   // normals (a 1-number state: p untouched, z2 unused).
   void apply(double& x, double& p, double a, uint64_t k, double z1, double z2) const {
-    const Jump& j = jump(k);
-    const GaussianStep& s = j.step;
+    const Coef& c = jump(k);
     const double x0 = x, p0 = p;
-    x = x0 + (s.n00 * x0 + s.n01 * p0 + s.b0 * a) + (j.noise.fx1 * z1 + j.noise.fx2 * z2);
-    if (s.dim == 2) p = p0 + (s.n10 * x0 + s.n11 * p0 + s.b1 * a) + j.noise.fp1 * z1;
+    if (dim_ == 1) {
+      x = x0 + (c.n00 * x0 + c.b0 * a) + c.fx1 * z1;
+      return;
+    }
+    x = x0 + (c.n00 * x0 + c.n01 * p0 + c.b0 * a) + (c.fx1 * z1 + c.fx2 * z2);
+    p = p0 + (c.n10 * x0 + c.n11 * p0 + c.b1 * a) + c.fp1 * z1;
   }
   // A 1-number state (ld).
   double apply(double x, double a, uint64_t k, double z1) const {
-    double p = 0;
-    apply(x, p, a, k, z1, 0.0);
-    return x;
+    const Coef& c = jump(k);
+    return x + (c.n00 * x + c.b0 * a) + c.fx1 * z1;
+  }
+  // A 2-number state with its normals drawn from `normal` (a callable): z1 always, z2 only
+  // when the jump's position has noise of its own (a one-step jump of hmc and hmc2 has none:
+  // its Q has rank 1), so that the draws stay a function of the state's history.
+  template <class Normal>
+  void apply(double& x, double& p, double a, uint64_t k, Normal& normal) const {
+    const Coef& c = jump(k);
+    const double z1 = normal();
+    const double z2 = c.fx2 != 0 ? normal() : 0.0;
+    const double x0 = x, p0 = p;
+    x = x0 + (c.n00 * x0 + c.n01 * p0 + c.b0 * a) + (c.fx1 * z1 + c.fx2 * z2);
+    p = p0 + (c.n10 * x0 + c.n11 * p0 + c.b1 * a) + c.fp1 * z1;
   }
 
  private:
-  static Jump make(const GaussianStep& s) { return {s, factor(s)}; }
-
+  int dim_;
   GaussianStep one_;
-  std::vector<Jump> table_;
+  std::vector<Coef> table_;
   mutable uint64_t memo_k_ = 0;  // the last long gap computed (0: none)
-  mutable Jump memo_{};
+  mutable Coef memo_{};
 };
 
 }  // namespace agld::sampler

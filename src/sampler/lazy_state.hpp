@@ -4,9 +4,10 @@
 // when a row with j is in the batch, or at a refresh), so the steps j skipped are applied in
 // one exact jump when j is next read (bring). Internal to the sampler layer.
 //
-// The dynamics is the template's seam: today overdamped Langevin (sampler/langevin.hpp,
-// one number a coordinate); a dynamics with a momentum brings its own step and jump and
-// keeps this bookkeeping.
+// The dynamics (sampler/dynamics.hpp) is data: a coordinate's state is its position x_j and,
+// for the underdamped kinds, its momentum p_j (in phi units); one step and the k-step jumps
+// come from the dynamics' GaussianJumps, the same code for every dynamics. hmc2 evaluates
+// the gradient at z = x + c p (eval()).
 //
 // Per-coordinate steps (a diagonal preconditioner, sampler/preconditioner.hpp) come as
 // levels: coordinate j steps with levels[level(j)], one of at most 128 dynamics whose steps
@@ -20,6 +21,7 @@
 // support's gradient is gathered by slot, not in a d-long scratch array.
 #pragma once
 
+#include <algorithm>
 #include <boost/random/normal_distribution.hpp>
 #include <cmath>
 #include <cstdint>
@@ -30,7 +32,7 @@
 
 #include "common/huge_array.hpp"
 #include "output/checkpoint_io.hpp"
-#include "sampler/langevin.hpp"
+#include "sampler/dynamics.hpp"
 
 namespace agld::sampler {
 
@@ -74,30 +76,48 @@ class LazyState {
   static constexpr uint64_t kMaxGap = 0x00FFFFF0u;
   static constexpr size_t kMaxLevels = 128;
 
-  // d coordinates at zero, each with dynamics levels[level[j]] (level null: every coordinate
-  // at level 0). The levels' jump memos are the chain's own: not shared.
-  LazyState(uint64_t d, std::vector<Langevin> levels, const uint8_t* level = nullptr)
-      : dyn_(std::move(levels)), x_(d), stamp_(d) {
+  // d coordinates at zero (momenta too), each with dynamics levels[level[j]] (level null: every
+  // coordinate at level 0). The levels' jump memos are the chain's own: not shared.
+  LazyState(uint64_t d, std::vector<CoordinateDynamics> levels, double inv_prior_var, const uint8_t* level = nullptr)
+      : dyn_(std::move(levels)), inv_prior_var_(inv_prior_var), x_(d), stamp_(d) {
+    two_ = dyn_.front().jumps.dim() == 2;
+    if (two_) p_.reset(d);
+    for (const CoordinateDynamics& l : dyn_) midpoint_ |= l.eval_shift != 0;
     if (level) {
       for (uint64_t j = 0; j < d; ++j) stamp_[j] = static_cast<uint32_t>(level[j]) << kLevelShift;
     }
   }
 
-  // Bytes a coordinate costs.
-  static constexpr uint64_t kBytesPerCoordinate = sizeof(double) + sizeof(uint32_t);
+  // Bytes a coordinate costs with a state of state_dim numbers.
+  static constexpr uint64_t bytes_per_coordinate(int state_dim) {
+    return sizeof(double) * static_cast<uint64_t>(state_dim) + sizeof(uint32_t);
+  }
 
   uint64_t dim() const { return x_.size(); }
+  bool has_momentum() const { return two_; }
+  bool midpoint() const { return midpoint_; }
   // The prior's precision (the same at every level).
-  double inv_prior_var() const { return dyn_.front().inv_prior_var(); }
-  // Coordinate j's dynamics (in the support or not).
-  const Langevin& dynamics(uint32_t j) const {
-    return dyn_[in_support(j) ? support_level_[slot(j)] : level_of(stamp_[j])];
-  }
-  // The dynamics of the support's s-th coordinate.
-  const Langevin& support_dynamics(size_t s) const { return dyn_[support_level_[s]]; }
+  double inv_prior_var() const { return inv_prior_var_; }
   std::span<double> x() { return x_; }
   std::span<const double> x() const { return x_; }
   double x(uint32_t j) const { return x_[j]; }
+  std::span<double> p() { return p_; }
+  std::span<const double> p() const { return p_; }
+  // Where coordinate j's gradient is evaluated (in the support or not): x_j, or hmc2's
+  // midpoint x_j + c p_j.
+  double eval(uint32_t j) const {
+    if (!midpoint_) return x_[j];
+    return x_[j] + dyn_[level(j)].eval_shift * p_[j];
+  }
+
+  // Every coordinate's gradient point into out (d long; the support empty).
+  void eval_all(std::span<double> out) const {
+    if (!midpoint_) {
+      std::copy(x_.begin(), x_.end(), out.begin());
+      return;
+    }
+    for (uint64_t j = 0; j < x_.size(); ++j) out[j] = x_[j] + dyn_[level_of(stamp_[j])].eval_shift * p_[j];
+  }
 
   // Brings j (not in the support) to time k: the steps it skipped, in one exact jump (a_j:
   // its aggregate).
@@ -105,7 +125,7 @@ class LazyState {
     const uint32_t now = offset(k);
     const uint32_t st = stamp_[j];
     const uint32_t gap = now - (st & kOffsetMask);
-    if (gap) x_[j] = dyn_[level_of(st)].advance(x_[j], a_j, gap, noise());
+    if (gap) advance(j, level_of(st), a_j, gap, noise);
     stamp_[j] = (st & kLevelMask) | now;
   }
 
@@ -121,7 +141,12 @@ class LazyState {
     support_.push_back(j);
   }
   std::span<const uint32_t> support() const { return support_; }
-  void set(uint32_t j, double v) { x_[j] = v; }
+  // One step of the support's s-th coordinate, its gradient's constant term a (the minibatch
+  // part and the aggregate).
+  void step_support(size_t s, double a, Noise& noise) { advance(support_[s], support_level_[s], a, 1, noise); }
+  // One step of coordinate j (the dense and full-batch paths: every coordinate at once).
+  void step_one(uint32_t j, double a, Noise& noise) { advance(j, level(j), a, 1, noise); }
+  bool finite(uint32_t j) const { return std::isfinite(x_[j]) && (!two_ || std::isfinite(p_[j])); }
   void leave_support(uint64_t at) {
     const uint32_t s = offset(at);
     for (size_t i = 0; i < support_.size(); ++i) {
@@ -134,10 +159,11 @@ class LazyState {
   void prefetch(uint32_t j) const {
     __builtin_prefetch(&stamp_[j]);
     __builtin_prefetch(&x_[j]);
+    if (two_) __builtin_prefetch(&p_[j]);
   }
 
   // Brings every coordinate to k (a: the aggregate, empty for none). Returns whether every
-  // coordinate is finite; *sq (if given) gets |x|^2.
+  // coordinate (position and momentum) is finite; *sq (if given) gets |x|^2.
   bool sync(uint64_t k, std::span<const double> a, Noise& noise, double* sq = nullptr) {
     bool finite = true;
     double s = 0;
@@ -148,6 +174,9 @@ class LazyState {
       const double v = x_[j];
       finite &= std::isfinite(v);
       s += v * v;
+    }
+    if (two_) {
+      for (double v : p_) finite &= std::isfinite(v);
     }
     base_ = k;
     if (sq) *sq = s;
@@ -160,19 +189,21 @@ class LazyState {
   }
   bool gap_due(uint64_t k) const { return k - base_ >= kMaxGap; }
 
-  // Between iterations (the support empty): x, the stamps and the last sync. load() checks
-  // every stamp against the levels this run has, so that a damaged checkpoint cannot send a
-  // coordinate to a dynamics that does not exist.
+  // Between iterations (the support empty): x, the momenta, the stamps and the last sync.
+  // load() checks every stamp against the levels this run has, so that a damaged checkpoint
+  // cannot send a coordinate to a dynamics that does not exist.
   void save(checkpoint::CheckpointOut& out) const {
     out.u32(checkpoint::tag("LAZY"));
     out.u64(base_);
     out.array(std::span<const double>(x_));
+    out.array(std::span<const double>(p_));
     out.array(std::span<const uint32_t>(stamp_));
   }
   Status load(checkpoint::CheckpointIn& in) {
     AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("LAZY"), "a chain's coordinates"));
     AGLD_RETURN_IF_ERROR(in.u64(&base_));
     AGLD_RETURN_IF_ERROR(in.array(std::span<double>(x_), "a chain's coordinates"));
+    AGLD_RETURN_IF_ERROR(in.array(std::span<double>(p_), "a chain's momenta"));
     AGLD_RETURN_IF_ERROR(in.array(std::span<uint32_t>(stamp_), "a chain's stamps"));
     for (uint32_t st : stamp_) {
       if ((st & kInSupport) || level_of(st) >= dyn_.size() || (st & kOffsetMask) > kMaxGap) {
@@ -186,12 +217,26 @@ class LazyState {
 
  private:
   static uint32_t level_of(uint32_t stamp) { return (stamp & kLevelMask) >> kLevelShift; }
+  uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp_[j]); }
   uint32_t offset(uint64_t k) const { return static_cast<uint32_t>(k - base_); }
+  // k steps of coordinate j at level l with constant gradient term a.
+  void advance(uint32_t j, uint32_t l, double a, uint64_t k, Noise& noise) {
+    const GaussianJumps& jumps = dyn_[l].jumps;
+    if (two_) {
+      jumps.apply(x_[j], p_[j], a, k, noise);
+    } else {
+      x_[j] = jumps.apply(x_[j], a, k, noise());
+    }
+  }
 
-  std::vector<Langevin> dyn_;  // a level's dynamics
-  HugeArray<double> x_;      // read at random: huge pages (common/huge_array.hpp)
+  std::vector<CoordinateDynamics> dyn_;  // a level's dynamics
+  double inv_prior_var_;
+  bool two_ = false;       // a momentum a coordinate
+  bool midpoint_ = false;  // the gradient at x + c p (hmc2)
+  HugeArray<double> x_;    // read at random: huge pages (common/huge_array.hpp)
+  HugeArray<double> p_;    // the momenta (empty for ld)
   HugeArray<uint32_t> stamp_;
-  uint64_t base_ = 0;        // the iteration of the last sync
+  uint64_t base_ = 0;      // the iteration of the last sync
   std::vector<uint32_t> support_;
   std::vector<uint8_t> support_level_;  // the support's levels, by slot
 };

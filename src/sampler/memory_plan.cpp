@@ -9,6 +9,7 @@
 #include "common/proc.hpp"
 #include "diagnostics/online_diagnostics.hpp"
 #include "sampler/chain.hpp"
+#include "sampler/dynamics.hpp"
 #include "sampler/moments.hpp"
 #include "sampler/plan.hpp"
 #include "sampler/predictive.hpp"
@@ -69,7 +70,8 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
   // A chain: its state, and its scratch (a batch's margins and coefficients, its support and
   // gradient, a pass piece's margins, its kept state's record).
   const uint64_t batch_nnz = snap.full_batch() ? 0 : r.batch * avg_nnz;
-  p.chain = Chain::state_bytes(snap, d) + (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
+  const int state_dim = find_dynamics(r.dynamics)->state_dim;  // a momentum a coordinate counts
+  p.chain = Chain::state_bytes(snap, d, state_dim) + (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
             kPassBatch * 8 + r.options.track.size() * 8;
   // Shared: the pooled moments, the predictive, every chain's kept lp__ and tracked values.
   // The predictive and the tracked draws grow with the chains: they count in what a chain costs.
@@ -77,7 +79,7 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
                              (Predictive::bytes(test_rows, 1) - Predictive::bytes(test_rows, 0));
   // The result's R-hat, ESS and MCSE (the mean and sd are the moments' own arrays) come when
   // the chains have gone (Engine::finish): what the chains' states do not free counts.
-  const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d);
+  const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d, state_dim);
   const uint64_t fixed = PooledMoments::bytes(d) + Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0);
   p.shared = fixed + k * (per_chain - p.chain);
   p.baseline = process_rss_bytes();

@@ -1,4 +1,4 @@
-// --method: SNAPSHOT-ACCESS or a paper name. Internal to the sampler layer.
+// --method: SNAPSHOT-ACCESS[-DYNAMICS] or a paper name. Internal to the sampler layer.
 #pragma once
 
 #include <string>
@@ -7,8 +7,8 @@
 
 namespace agld::sampler {
 
-// Splits a method (an alias resolved first) into its snapshot strategy and access order,
-// both checked against their registries.
-Status split_method(const std::string& method, std::string* snapshot, std::string* access);
+// Splits a method (an alias resolved first), SNAPSHOT-ACCESS[-DYNAMICS], into its snapshot
+// strategy, access order and dynamics (ld when not given), each checked against its registry.
+Status split_method(const std::string& method, std::string* snapshot, std::string* access, std::string* dynamics);
 
 }  // namespace agld::sampler

@@ -119,7 +119,7 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
   const auto snap = find_snapshot("ptu")->make({r.rows, r.dim, r.iterations_per_epoch, 0, model.get()});
   const StoreMeta& m = train.meta();
   const uint64_t avg_nnz = (m.nnz + m.rows - 1) / std::max<uint64_t>(m.rows, 1) + 1;
-  r.state_bytes = Chain::state_bytes(*snap, r.dim) + kExtraPerCoordinate * r.dim + r.batch * 3 * 8 +
+  r.state_bytes = Chain::state_bytes(*snap, r.dim, 1) + kExtraPerCoordinate * r.dim + r.batch * 3 * 8 +
                   r.batch * avg_nnz * 12 + kPassBatch * 8;
   const uint64_t baseline = process_rss_bytes();
   const ReaderOptions main_opt = main_reader_options(rs), pass_opt = pass_reader_options(train, o.seed);
@@ -241,7 +241,7 @@ Status Optimizer::snapshot_pass(OptimizeEpoch* e) {
   for (uint64_t j = 0; j < r_.dim; ++j) {
     const double g = x[j] * inv_s2p_ + a[j];
     sq += x[j] * x[j];
-    gm += preconditioner_m(r_, pre_, j) * g * g;
+    gm += preconditioner_m(pre_, j) * g * g;
     mode_[j] = x[j];
   }
   e->epoch = epoch_;
@@ -321,7 +321,7 @@ Status Optimizer::run(OptimizeObserver& obs, OptimizeResult* out) {
   cfg.rows = r_.rows;
   cfg.dim = r_.dim;
   cfg.step = r_.step;
-  cfg.level_steps = pre_.level_steps;
+  cfg.level_m = pre_.level_m;
   cfg.level = pre_.level.empty() ? nullptr : pre_.level.data();
   cfg.prior_var = r_.options.prior_var;
   cfg.temperature = 0;

@@ -23,8 +23,8 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
                         Preconditioner* pre, OptimizePlan* plan);
 
 // Coordinate j's M_j under the run's preconditioner (1 without one).
-inline double preconditioner_m(const ResolvedOptimize& r, const Preconditioner& pre, uint64_t j) {
-  return pre.level.empty() ? 1.0 : pre.level_steps[pre.level[j]] / r.step;
+inline double preconditioner_m(const Preconditioner& pre, uint64_t j) {
+  return pre.level.empty() ? 1.0 : pre.level_m[pre.level[j]];
 }
 
 }  // namespace agld::sampler

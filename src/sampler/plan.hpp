@@ -17,6 +17,10 @@ namespace agld::sampler {
 constexpr size_t kPassBatch = 4096;  // rows a piece of full passes and evaluations
 
 Status resolve_options(const Store& train, const Store* test, const SampleOptions& options, ResolvedSample* out);
+// After the preconditioner (which sets ld's step under diag): the underdamped dynamics' step
+// and friction, their defaults (docs/samplers.md, "Dynamics") and their stability under the
+// prior; for ld, that no friction was given.
+Status resolve_dynamics(const SampleOptions& options, ResolvedSample* r);
 
 // The readers' options (their shares apart).
 ReaderOptions main_reader_options(const ResolvedSample& r);

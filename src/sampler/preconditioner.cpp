@@ -232,13 +232,14 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     p.level[j] = static_cast<uint8_t>(l);
     top = std::max(top, l);
   }
-  for (uint32_t l = 0; l <= top; ++l) p.level_steps.push_back(r->step * m_max * std::exp2(-delta * l));
-  if (p.level_steps.front() * inv_s2p >= 1) {
-    return Status::invalid_argument("--step times the largest M_j (" + std::to_string(p.level_steps.front()) +
+  for (uint32_t l = 0; l <= top; ++l) p.level_m.push_back(m_max * std::exp2(-delta * l));
+  // ld's eta M_j against the prior; the underdamped dynamics' h is checked by resolve_dynamics().
+  if (r->dynamics == "ld" && r->step * p.level_m.front() * inv_s2p >= 1) {
+    return Status::invalid_argument("--step times the largest M_j (" + std::to_string(r->step * p.level_m.front()) +
                                     ") must be below --prior-var (the prior alone makes larger steps unstable)");
   }
   r->options.step = r->step;
-  r->precondition_levels = p.level_steps.size();
+  r->precondition_levels = p.level_m.size();
   r->precondition_m_min = m_min;
   r->precondition_m_max = m_max;
   r->precondition_lambda = lambda;

@@ -26,7 +26,7 @@
 namespace agld::sampler {
 
 struct Preconditioner {
-  std::vector<double> level_steps;  // eta M of each level, level 0 the largest
+  std::vector<double> level_m;      // M of each level, level 0 the largest
   std::vector<uint8_t> level;       // each coordinate's level (d)
 };
 

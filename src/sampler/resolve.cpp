@@ -5,9 +5,12 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "agld/feature_stats.hpp"
 #include "common/mix.hpp"
 #include "model/model.hpp"
+#include "sampler/dynamics.hpp"
 #include "sampler/method.hpp"
 #include "sampler/plan.hpp"
 #include "sampler/preconditioner.hpp"
@@ -110,7 +113,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
                     kDefaultMethodInSourceOrder + " reads every pass in a fresh random order, where " + kDefaultMethod +
                     "'s cyclic order would follow any trend in the stored order";
   }
-  Status st = split_method(*r.options.method, &r.snapshot, &r.access);
+  Status st = split_method(*r.options.method, &r.snapshot, &r.access, &r.dynamics);
   if (!st.is_ok()) return st;
   const model::ModelInfo* mi = model::find_model(o.model);
   if (!mi) return Status::invalid_argument("unknown --model '" + o.model + "' (known: logistic, linear)");
@@ -171,7 +174,9 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   if (!(r.step > 0) || !std::isfinite(r.step)) return Status::invalid_argument("--step must be positive");
   if (o.time_limit && !(*o.time_limit > 0)) return Status::invalid_argument("--time-limit must be positive");
   r.divergence_radius = divergence_radius(m, *model_obj, o.prior_var, r.dim);
-  if (o.precondition != "diag" && r.step * inv_s2p >= 1) {  // under diag, eta M_j is checked (preconditioner.cpp)
+  // Under diag, eta M_j is checked (preconditioner.cpp); the underdamped dynamics' h by
+  // resolve_dynamics().
+  if (o.precondition != "diag" && r.dynamics == "ld" && r.step * inv_s2p >= 1) {
     return Status::invalid_argument("--step must be below --prior-var (the prior alone makes larger steps unstable)");
   }
 
@@ -262,6 +267,59 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   r.options.snapshot_batch = r.snapshot_batch;
   r.options.track_default = false;
   *out = std::move(r);
+  return Status::ok();
+}
+
+Status resolve_dynamics(const SampleOptions& o, ResolvedSample* r) {
+  const DynamicsInfo* d = find_dynamics(r->dynamics);
+  if (d->state_dim == 1) {
+    if (o.friction) {
+      return Status::invalid_argument("--friction is the underdamped dynamics' (hmc, hmc2, svrhmc): --method " +
+                                      *r->options.method + " runs ld, which has none");
+    }
+    r->friction = 0;
+    r->options.friction.reset();
+    return Status::ok();
+  }
+  // The step h: hmc with D_f h = 1 is ld with eta = h^2 exactly (p' = -h G + sqrt(2) xi, theta'
+  // = theta - h^2 G + sqrt(2) h xi), so h = sqrt(eta) keeps ld's bounds on the curvature and on
+  // one row's kick (docs/samplers.md, "Dynamics").
+  if (!o.step) {
+    r->step = std::sqrt(r->step);
+    r->step_rule = "sqrt of ld's step, " + r->step_rule;
+  }
+  const bool diag = o.precondition == "diag" && r->precondition_m_max > 0;
+  if (o.friction) {
+    if (!(*o.friction > 0) || !std::isfinite(*o.friction)) return Status::invalid_argument("--friction must be positive");
+    r->friction = *o.friction;
+    r->friction_rule = "given";
+  } else {
+    // 1 / h: the gradient noise's excess temperature is then ld's. A minibatch estimate's
+    // noise of variance B a step heats ld by eta B / 2 and an underdamped dynamics by h B / (2 D)
+    // (its momentum gathers the noise for 1 / (D h) steps); with h = sqrt(eta), D = 1 / h
+    // matches them, and a smaller friction multiplies the heat by 1 / (D h) (docs/samplers.md,
+    // "Dynamics", measures it).
+    r->friction = 1 / r->step;
+    r->friction_rule = "1 / h: the gradient noise heats the chain as much as ld's at eta = h^2";
+  }
+  // The prior alone must keep the step stable at the largest M (the one-step map's spectral
+  // radius below 1: |det A| < 1 and |tr A| < 1 + det A).
+  DynamicsParams p;
+  p.step = r->step;
+  p.precondition = diag ? r->precondition_m_max : 1.0;
+  p.prior_var = o.prior_var;
+  p.friction = r->friction;
+  const GaussianStep one = d->step(p);
+  const double a00 = 1 + one.n00, a11 = 1 + one.n11;
+  const double det = a00 * a11 - one.n01 * one.n10, tr = a00 + a11;
+  if (!(std::abs(det) < 1 && std::abs(tr) < 1 + det)) {
+    return Status::invalid_argument(fmt::format(
+        "--step {:.6g} with --friction {:.6g} is unstable for {} under the prior alone (largest M_j {:.6g}): give a "
+        "smaller --step",
+        r->step, r->friction, r->dynamics, p.precondition));
+  }
+  r->options.step = r->step;
+  r->options.friction = r->friction;
   return Status::ok();
 }
 

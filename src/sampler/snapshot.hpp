@@ -10,7 +10,9 @@
 // its factory (save and load included), and one line in the table of src/sampler/snapshots.cpp.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -51,10 +53,15 @@ class Snapshot {
   // Gradient evaluations shadows() spends per row (ptu recomputes s_i at the snapshot).
   virtual uint64_t shadow_cost() const { return 0; }
 
-  // A refresh at theta (current in every coordinate), the start's included: begin, the
-  // rows (all of them, or the subsample) in pieces with their margins theta . x_i, end.
-  virtual void begin_refresh(std::span<const double> theta, std::span<double> a) {
-    (void)theta, (void)a;
+  // A refresh at the chain's gradient point (theta, or hmc2's midpoint z; every coordinate
+  // current), the start's included: begin, the rows (all of them, or the subsample) in pieces
+  // with their margins at that point, end. `point` writes the point into a d-long span (a
+  // strategy that keeps it: ptu).
+  using PointWriter = std::function<void(std::span<double>)>;
+  virtual void begin_refresh(const PointWriter& point, std::span<double> a) { (void)point, (void)a; }
+  // The same at a point already in memory.
+  void begin_refresh_at(std::span<const double> point, std::span<double> a) {
+    begin_refresh([point](std::span<double> out) { std::copy(point.begin(), point.end(), out.begin()); }, a);
   }
   virtual void refresh_piece(const Batch& rows, std::span<const double> margins, std::span<double> a) {
     (void)rows, (void)margins, (void)a;

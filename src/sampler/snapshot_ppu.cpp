@@ -42,7 +42,7 @@ class PerRowTable final : public Snapshot {
   bool refresh_due(uint64_t k) const override { return periodic_ && (k + 1) % p_.refresh == 0; }
   uint64_t refreshes_in(uint64_t iterations) const override { return periodic_ ? iterations / p_.refresh : 0; }
 
-  void begin_refresh(std::span<const double>, std::span<double> a) override {
+  void begin_refresh(const PointWriter&, std::span<double> a) override {
     if (table_.empty()) table_.reset(p_.rows);  // at the start: every entry is written now
     std::fill(a.begin(), a.end(), 0.0);
   }

@@ -33,9 +33,9 @@ class PeriodicTotal final : public Snapshot {
   bool refresh_due(uint64_t k) const override { return (k + 1) % p_.refresh == 0; }
   uint64_t refreshes_in(uint64_t iterations) const override { return iterations / p_.refresh; }
 
-  void begin_refresh(std::span<const double> theta, std::span<double> a) override {
-    if (point_.empty()) point_.reset(theta.size());
-    std::copy(theta.begin(), theta.end(), point_.begin());
+  void begin_refresh(const PointWriter& point, std::span<double> a) override {
+    if (point_.empty()) point_.reset(p_.dim);
+    point(std::span<double>(point_.data(), point_.size()));
     std::fill(a.begin(), a.end(), 0.0);
   }
 

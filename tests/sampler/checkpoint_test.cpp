@@ -179,7 +179,7 @@ TEST(CheckpointRoundTrip, EverySnapshotStrategy) {
       }
       return std::span<const double>(margins.data(), batch.size());
     };
-    a->begin_refresh(theta, agg_a);
+    a->begin_refresh_at(theta, agg_a);
     if (a->refresh_rows() != sampler::RefreshRows::kNone) a->refresh_piece(rows.batch(), margins_of(rows.batch()), agg_a);
     for (size_t step = 0; step < 3; ++step) {
       for (double& v : theta) v = n01(rng);

@@ -82,7 +82,17 @@ TEST_P(DefaultLength, IsAboutTenPassesAChain) { expect_ten_passes(*store_, GetPa
 // none), count too.
 TEST_P(DefaultLength, IsAboutTenPassesAChainWithDiag) { expect_ten_passes(*store_, GetParam().name, "diag"); }
 
-INSTANTIATE_TEST_SUITE_P(EveryMethod, DefaultLength, ::testing::ValuesIn(sample_methods()),
+// Every snapshot x access order with ld, and every alias (the papers' underdamped methods
+// among them): the rule counts rows read, which the dynamics does not change.
+std::vector<MethodInfo> length_methods() {
+  std::vector<MethodInfo> out;
+  for (const MethodInfo& m : sample_methods()) {
+    if (m.dynamics == "ld" || !m.means.empty()) out.push_back(m);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMethod, DefaultLength, ::testing::ValuesIn(length_methods()),
                          [](const ::testing::TestParamInfo<MethodInfo>& p) {
                            std::string s;
                            for (char c : p.param.name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : (c == '+' ? 'P' : '_');

@@ -2,7 +2,8 @@
 // step against ALGORITHMS.md's equations written out here; its k-step jump against k single
 // steps composed in extended precision; the sampled jump's mean and covariance; the
 // stationary covariance (a discrete Lyapunov equation solved here) and its limit as the step
-// goes to 0; ld's jumps against Langevin's. The tests iterate the registry: a dynamics added
+// goes to 0; ld's jumps against its closed form; temperature 0 as gradient descent. The tests
+// iterate the registry: a dynamics added
 // to it without a reference below fails.
 #include "sampler/dynamics.hpp"
 
@@ -18,7 +19,7 @@
 #include <vector>
 
 #include "sampler/gaussian_step.hpp"
-#include "sampler/langevin.hpp"
+#include "literal_dynamics.hpp"
 #include "test_support.hpp"
 
 namespace agld::sampler {
@@ -53,52 +54,6 @@ std::string describe(const DynamicsInfo& d, const DynamicsParams& p) {
          std::to_string(p.friction) + " T " + std::to_string(p.temperature);
 }
 
-// ALGORITHMS.md section 3 (section 6 in theta, momentum in phi units), one step literally,
-// with G = theta / s2p + a at the point the spec names; xi, z1, z2 standard normals.
-struct State {
-  double x = 0, p = 0;
-};
-bool literal_step(std::string_view name, const DynamicsParams& q, State& s, double a, double z1,
-                  double z2) {
-  const double lambda = std::isinf(q.prior_var) ? 0 : 1 / q.prior_var,
-               r = std::sqrt(q.precondition);
-  const double t = q.temperature;
-  auto grad = [&](double theta) { return theta * lambda + a; };
-  if (name == "ld") {  // x' = x - eta G(x) + sqrt(2 eta) xi
-    const double eta = q.step * q.precondition;
-    s.x = s.x - eta * grad(s.x) + std::sqrt(2 * eta * t) * z1;
-    return true;
-  }
-  const double h = q.step, df = q.friction;
-  if (name == "hmc") {  // p' = (1 - D h) p - h G(theta) + sqrt(2 D h) xi; theta' = theta + h p'
-    const double pn = (1 - df * h) * s.p - h * r * grad(s.x) + std::sqrt(2 * df * h * t) * z1;
-    s.x = s.x + h * r * pn;
-    s.p = pn;
-    return true;
-  }
-  if (name == "hmc2") {  // z = theta + (h/2) p; p' = e^{-Dh/2}(e^{-Dh/2} p - h G(z) + sqrt(2Dh) xi)
-    const double z = s.x + (h / 2) * r * s.p, e = std::exp(-df * h / 2);
-    const double pn = e * (e * s.p - h * r * grad(z) + std::sqrt(2 * df * h * t) * z1);
-    s.x = s.x + (h / 2) * r * (s.p + pn);
-    s.p = pn;
-    return true;
-  }
-  if (name == "svrhmc") {  // the naive forms, in long double (they cancel as gamma eta -> 0)
-    const long double eta = h, g = df, u = q.inverse_mass;
-    const long double svv = u * (1 - std::exp(-2 * g * eta));
-    const long double sxv = (u / g) * (1 - std::exp(-g * eta)) * (1 - std::exp(-g * eta));
-    const long double sxx =
-        (u / (g * g)) * (2 * g * eta + 4 * std::exp(-g * eta) - std::exp(-2 * g * eta) - 3);
-    const double ev = static_cast<double>(std::sqrt(t * svv) * z1);
-    const double ex = static_cast<double>(
-        std::sqrt(t) * ((sxv / std::sqrt(svv)) * z1 + std::sqrt(sxx - sxv * sxv / svv) * z2));
-    const double xn = s.x + h * r * s.p + r * ex;
-    s.p = s.p - df * h * s.p - h * q.inverse_mass * r * grad(s.x) + ev;
-    s.x = xn;
-    return true;
-  }
-  return false;
-}
 
 TEST(Dynamics, RegistryNamesAreUniqueAndFound) {
   const auto all = registered_dynamics();
@@ -188,13 +143,19 @@ TEST(Dynamics, JumpMatchesComposedSteps) {
       for (uint64_t k : ks) {
         for (; t < k; ++t) step_ref(r, one);
         const std::string what = describe(d, q) + " k " + std::to_string(k);
-        for (const GaussianStep& s : {jumps.jump(k).step, power(one, k)}) {
-          expect_part({s.n00, s.n01, s.n10, s.n11}, {r.n[0][0], r.n[0][1], r.n[1][0], r.n[1][1]},
-                      1e-9, what + " A - I", &worst);
-          expect_part({s.b0, s.b1, 0, 0}, {r.b[0], r.b[1], 0, 0}, 1e-9, what + " b", &worst);
-          expect_part({s.q00, s.q01, s.q11, 0}, {r.q[0][0], r.q[0][1], r.q[1][1], 0}, 1e-9,
-                      what + " Q", &worst);
-        }
+        const GaussianStep s = power(one, k);
+        expect_part({s.n00, s.n01, s.n10, s.n11}, {r.n[0][0], r.n[0][1], r.n[1][0], r.n[1][1]},
+                    1e-9, what + " A - I", &worst);
+        expect_part({s.b0, s.b1, 0, 0}, {r.b[0], r.b[1], 0, 0}, 1e-9, what + " b", &worst);
+        expect_part({s.q00, s.q01, s.q11, 0}, {r.q[0][0], r.q[0][1], r.q[1][1], 0}, 1e-9,
+                    what + " Q", &worst);
+        // The jumps' table and memo: the same coefficients, Q as its factor F F^T.
+        const GaussianJumps::Coef& c = jumps.jump(k);
+        expect_part({c.n00, c.n01, c.n10, c.n11}, {r.n[0][0], r.n[0][1], r.n[1][0], r.n[1][1]},
+                    1e-9, what + " table A - I", &worst);
+        expect_part({c.b0, c.b1, 0, 0}, {r.b[0], r.b[1], 0, 0}, 1e-9, what + " table b", &worst);
+        expect_part({c.fx1 * c.fx1 + c.fx2 * c.fx2, c.fx1 * c.fp1, c.fp1 * c.fp1, 0},
+                    {r.q[0][0], r.q[0][1], r.q[1][1], 0}, 1e-9, what + " table Q", &worst);
       }
     }
     std::cout << d.name << ": largest error of a jump against its composed steps " << worst
@@ -202,9 +163,23 @@ TEST(Dynamics, JumpMatchesComposedSteps) {
   }
 }
 
-// ld's triple reproduces Langevin's jump (sampler/langevin.hpp, the engine's today): the mean
-// and variance of k steps to 1e-12 relative, at many gaps and levels.
-TEST(Dynamics, LdIsLangevinsJump) {
+// ld's k steps in closed form (ALGORITHMS.md section 4), long double: with a = 1 - eta M / s2p,
+//     mean = a^k x - eta M a_j (1 - a^k) / (1 - a),  var = 2 eta M T (1 - a^2k) / (1 - a^2)
+// (a flat prior: x - eta M a_j k and 2 eta M T k).
+struct LdClosedForm {
+  long double mean, var;
+};
+LdClosedForm ld_closed_form(double eta_m, double s2p, double t, double x, double a_j, uint64_t k) {
+  const long double kk = static_cast<long double>(k), e = eta_m;
+  if (std::isinf(s2p)) return {x - e * a_j * kk, 2 * e * t * kk};
+  const long double r = e / s2p, log_a = std::log1p(-r);
+  const long double one_minus_ak = -std::expm1(kk * log_a), one_minus_a2k = -std::expm1(2 * kk * log_a);
+  return {(1 - one_minus_ak) * x - e * a_j * one_minus_ak / r, 2 * e * t * one_minus_a2k / (r * (2 - r))};
+}
+
+// ld's triple reproduces the closed-form jump: the mean and variance of k steps to 1e-12
+// relative, at many gaps and levels.
+TEST(Dynamics, LdIsTheClosedFormJump) {
   const DynamicsInfo* ld = find_dynamics("ld");
   ASSERT_NE(ld, nullptr);
   const double x = 2.0, a = -1.5;
@@ -219,22 +194,60 @@ TEST(Dynamics, LdIsLangevinsJump) {
           q.prior_var = s2p;
           q.temperature = t;
           GaussianJumps jumps(ld->step(q));
-          Langevin lang(eta * m, s2p, Langevin::kTableSize, t);
           for (uint64_t k :
                {1u, 2u, 3u, 7u, 64u, 100u, 1000u, 1023u, 1024u, 1025u, 5000u, 100000u, 123457u}) {
-            const double mean_l = lang.advance(x, a, k, 0.0), var_l = std::pow(lang.jump(k).sd, 2);
-            const double mean = jumps.apply(x, a, k, 0.0),
-                         var = std::pow(jumps.jump(k).noise.fx1, 2);
-            EXPECT_NEAR(mean, mean_l, 1e-12 * std::abs(mean_l))
-                << eta << " " << m << " " << s2p << " " << k;
-            EXPECT_NEAR(var, var_l, 1e-12 * var_l) << eta << " " << m << " " << s2p << " " << k;
-            worst = std::max({worst, std::abs(mean / mean_l - 1), std::abs(var / var_l - 1)});
+            const LdClosedForm c = ld_closed_form(eta * m, s2p, t, x, a, k);
+            const double mean_c = static_cast<double>(c.mean), var_c = static_cast<double>(c.var);
+            const double mean = jumps.apply(x, a, k, 0.0), var = std::pow(jumps.jump(k).fx1, 2);
+            EXPECT_NEAR(mean, mean_c, 1e-12 * std::abs(mean_c)) << eta << " " << m << " " << s2p << " " << k;
+            EXPECT_NEAR(var, var_c, 1e-12 * var_c) << eta << " " << m << " " << s2p << " " << k;
+            worst = std::max({worst, std::abs(mean / mean_c - 1), std::abs(var / var_c - 1)});
           }
         }
       }
     }
   }
-  std::cout << "ld against Langevin: largest relative difference " << worst << "\n";
+  std::cout << "ld against its closed form: largest relative difference " << worst << "\n";
+}
+
+// At temperature T the noise's covariance is T times the dynamics' own; at 0 a jump is
+// exactly k noise-free steps (ld: gradient descent, `agld optimize`'s lazy steps).
+TEST(Dynamics, TemperatureScalesTheNoiseAndZeroIsDeterministic) {
+  for (const DynamicsInfo& d : registered_dynamics()) {
+    for (double s2p : {1.0, 10.0, kInf}) {
+      DynamicsParams q;
+      q.step = 0.01;
+      q.precondition = 0.5;
+      q.prior_var = s2p;
+      q.friction = 1.5;
+      GaussianJumps hot(d.step(q));
+      q.temperature = 0.25;
+      GaussianJumps warm(d.step(q));
+      q.temperature = 0;
+      GaussianJumps cold(d.step(q));
+      for (uint64_t k : {1u, 7u, 1023u, 1024u, 5000u, 100000u}) {
+        const std::string what = std::string(d.name) + " s2p " + std::to_string(s2p) + " k " + std::to_string(k);
+        const auto& h = hot.jump(k);
+        const auto& w = warm.jump(k);
+        const auto& c = cold.jump(k);
+        EXPECT_EQ(c.fx1, 0.0) << what;
+        EXPECT_EQ(c.fx2, 0.0) << what;
+        EXPECT_EQ(c.fp1, 0.0) << what;
+        EXPECT_NEAR(w.fx1, 0.5 * h.fx1, 1e-12 * std::abs(h.fx1)) << what;
+        EXPECT_NEAR(w.fp1, 0.5 * h.fp1, 1e-12 * std::abs(h.fp1)) << what;
+        EXPECT_EQ(c.n00, h.n00) << what;
+        EXPECT_EQ(c.b0, h.b0) << what;
+        // k noise-free single steps against the jump.
+        double x = 1.7, p = -0.3, xk = 1.7, pk = -0.3;
+        for (uint64_t t = 0; t < k; ++t) cold.apply(x, p, -0.4, 1, 0.0, 0.0);
+        cold.apply(xk, pk, -0.4, k, 123.0, -45.0);  // the normals are multiplied by zero
+        EXPECT_NEAR(xk, x, 1e-9 * (1 + std::abs(x))) << what;
+        if (d.state_dim == 2) {
+          EXPECT_NEAR(pk, p, 1e-9 * (1 + std::abs(p))) << what;
+        }
+      }
+    }
+  }
 }
 
 // svrhmc's covariances keep their precision as gamma eta -> 0 (the series) and across the
@@ -309,7 +322,7 @@ TEST(Dynamics, SampledJumpHasClosedFormMoments) {
     q.friction = 1.2;
     GaussianJumps jumps(d.step(q), 64);
     for (uint64_t k : {1u, 5u, 63u, 300u, 5000u}) {
-      const GaussianStep& s = jumps.jump(k).step;
+      const GaussianStep s = power(d.step(q), k);
       const double mx = x0 + s.n00 * x0 + s.n01 * p0 + s.b0 * a;
       const double mp = p0 + s.n10 * x0 + s.n11 * p0 + s.b1 * a;
       double sx = 0, sp = 0, sxx = 0, sxp = 0, spp = 0;

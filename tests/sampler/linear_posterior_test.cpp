@@ -1,4 +1,4 @@
-// Every snapshot strategy under every access order, on the linear model, against its
+// Every snapshot strategy under every access order with every dynamics, on the linear model, against its
 // exact Gaussian posterior (precision X'X / s2 + I / s2p): means within 0.1 posterior sd,
 // sds within 10%. The Monte Carlo error (batch means) is printed and must be below a
 // quarter of the mean's tolerance, so that the bound means something and a correct
@@ -10,6 +10,7 @@
 #include <random>
 
 #include "reader/order.hpp"
+#include "sampler/dynamics.hpp"
 #include "sampler/snapshot.hpp"
 #include "sampler_test_support.hpp"
 
@@ -26,10 +27,11 @@ ExactLinear make_problem(uint64_t seed) {
 }
 
 struct Case {
-  std::string snapshot, access;
+  std::string snapshot, access, dynamics;
+  std::string method() const { return snapshot + "-" + access + (dynamics == "ld" ? "" : "-" + dynamics); }
 };
 // ctest lists a case by its method, not its bytes.
-void PrintTo(const Case& c, std::ostream* os) { *os << c.snapshot << "-" << c.access; }
+void PrintTo(const Case& c, std::ostream* os) { *os << c.method(); }
 
 class LinearExact : public ::testing::TestWithParam<Case> {};
 
@@ -42,7 +44,7 @@ TEST_P(LinearExact, MatchesTheGaussianPosterior) {
   SampleOptions o;
   o.model = "linear";
   o.precondition = "none";  // the step below is in the unpreconditioned metric
-  o.method = c.snapshot + "-" + c.access;
+  o.method = c.method();
   o.seed = seed;
   o.batch = 10;
   o.memory = uint64_t{512} << 20;
@@ -64,6 +66,12 @@ TEST_P(LinearExact, MatchesTheGaussianPosterior) {
     iterations = 1200000;
   }
   o.step = frac / p.lambda_max;
+  // The underdamped kinds: h = sqrt(eta), ld's bounds (docs/samplers.md, "Dynamics"), and a
+  // friction that forgets the momentum in a few steps (D_f h = 0.5).
+  if (sampler::find_dynamics(c.dynamics)->state_dim == 2) {
+    o.step = std::sqrt(*o.step);
+    o.friction = 0.5 / *o.step;
+  }
   o.chains = kChains;  // the same draws in all as one chain of kChains times the length
   o.iterations = iterations / kChains;
   o.burn_in = iterations / kChains / 10;
@@ -88,8 +96,12 @@ TEST_P(LinearExact, MatchesTheGaussianPosterior) {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   // The registries: a new strategy or order cannot go untested.
-  for (const auto& s : sampler::registered_snapshots()) {
-    for (const auto& a : reader::registered_orders()) cases.push_back({std::string(s.name), std::string(a.name)});
+  for (const auto& d : sampler::registered_dynamics()) {
+    for (const auto& s : sampler::registered_snapshots()) {
+      for (const auto& a : reader::registered_orders()) {
+        cases.push_back({std::string(s.name), std::string(a.name), std::string(d.name)});
+      }
+    }
   }
   return cases;
 }
@@ -98,7 +110,7 @@ INSTANTIATE_TEST_SUITE_P(EverySnapshotAndAccess, LinearExact, ::testing::ValuesI
                          [](const ::testing::TestParamInfo<Case>& param_info) {
                            std::string s = param_info.param.snapshot;
                            if (s == "ptu+") s = "ptuplus";
-                           return s + "_" + param_info.param.access;
+                           return s + "_" + param_info.param.access + "_" + param_info.param.dynamics;
                          });
 
 }  // namespace

@@ -300,7 +300,7 @@ TEST(Optimize, LazyStepsAreTheDenseIterates) {
       ASSERT_TRUE(sampler::prepare_optimize(*store, nullptr, o, &ro, &p, &plan).is_ok());
       ASSERT_EQ(ro.step, r.run.step);
       std::vector<double> m_diag(kSmallDim + 1);
-      for (uint64_t j = 0; j <= kSmallDim; ++j) m_diag[j] = sampler::preconditioner_m(ro, p, j);
+      for (uint64_t j = 0; j <= kSmallDim; ++j) m_diag[j] = sampler::preconditioner_m(p, j);
       const std::vector<double> x = dense_svrg(rows, *model, m_diag, ro.step, o.prior_var, o.epochs);
       double scale = 0, worst = 0;
       for (double v : x) scale = std::max(scale, std::abs(v));

@@ -6,6 +6,7 @@
 // store.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <random>
@@ -15,6 +16,7 @@
 #include "agld/version.hpp"
 #include "output/checkpoint_io.hpp"
 #include "store/crc32c.hpp"
+#include "sampler/dynamics.hpp"
 #include "sampler/snapshot.hpp"
 #include "sampler_test_support.hpp"
 
@@ -140,9 +142,10 @@ SampleOptions options(const std::string& method, unsigned threads) {
 }
 
 struct Case {
-  std::string snapshot, access;
+  std::string snapshot, access, dynamics;
+  std::string method() const { return snapshot + "-" + access + (dynamics == "ld" ? "" : "-" + dynamics); }
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << c.snapshot << "-" << c.access; }
+void PrintTo(const Case& c, std::ostream* os) { *os << c.method(); }
 
 class Resume : public ::testing::TestWithParam<Case> {};
 
@@ -152,7 +155,7 @@ TEST_P(Resume, IsTheRunThatNeverStopped) {
   // 500 rows in chunks of 64: passes end inside chunks and inside batches.
   auto store = make_store(dir.file("s.agld"), rows_of(test_seed(41), 500), kDim, true, 64);
   auto test_store = make_store(dir.file("t.agld"), rows_of(test_seed(42), 70), kDim, true, 16);
-  const std::string method = c.snapshot + "-" + c.access;
+  const std::string method = c.method();
   for (unsigned threads : {1u, 2u}) {
     SCOPED_TRACE(method + ", " + std::to_string(threads) + " thread(s)");
     Recorder whole;
@@ -196,8 +199,10 @@ TEST_P(Resume, IsTheRunThatNeverStopped) {
 
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (const auto& s : sampler::registered_snapshots()) {
-    for (const auto& a : reader_orders()) cases.push_back({std::string(s.name), a.name});
+  for (const auto& d : sampler::registered_dynamics()) {  // the momenta are in the checkpoint too
+    for (const auto& s : sampler::registered_snapshots()) {
+      for (const auto& a : reader_orders()) cases.push_back({std::string(s.name), a.name, std::string(d.name)});
+    }
   }
   return cases;
 }
@@ -206,7 +211,7 @@ INSTANTIATE_TEST_SUITE_P(EverySnapshotAndAccess, Resume, ::testing::ValuesIn(all
                          [](const ::testing::TestParamInfo<Case>& p) {
                            std::string s = p.param.snapshot;
                            if (s == "ptu+") s = "ptuplus";
-                           return s + "_" + p.param.access;
+                           return s + "_" + p.param.access + (p.param.dynamics == "ld" ? "" : "_" + p.param.dynamics);
                          });
 
 // The end of burn-in is offered once; random orders resume with each chain's own stream;
@@ -275,6 +280,17 @@ TEST(ResumeChecks, RefusesWhatIsNotTheRun) {
 }
 
 
+// The trailer (the payload's length, its CRC-32C) made to match the bytes.
+void fix_trailer(MemFile& f) {
+  using checkpoint::kHeaderSize;
+  using checkpoint::kTrailerSize;
+  std::byte* t = f.bytes.data() + f.bytes.size() - kTrailerSize;
+  const uint64_t payload = f.bytes.size() - kHeaderSize - kTrailerSize;
+  const uint32_t crc = crc32c::value(f.bytes.data(), f.bytes.size() - kTrailerSize);
+  std::memcpy(t, &payload, 8);
+  std::memcpy(t + 8, &crc, 4);
+}
+
 // The checkpoint with its RUN section's agld version replaced by `version`, and its trailer
 // (length, CRC-32C) made to match: what another build of agld would have written.
 MemFile with_version(const MemFile& f, const std::string& version) {
@@ -291,12 +307,46 @@ MemFile with_version(const MemFile& f, const std::string& version) {
   const auto* v = reinterpret_cast<const std::byte*>(version.data());
   out.bytes.insert(out.bytes.end(), v, v + version.size());
   out.bytes.insert(out.bytes.end(), f.bytes.begin() + static_cast<std::ptrdiff_t>(at + 8 + n), f.bytes.end());
-  std::byte* t = out.bytes.data() + out.bytes.size() - kTrailerSize;
-  const uint64_t payload = out.bytes.size() - kHeaderSize - kTrailerSize;
-  const uint32_t crc = crc32c::value(out.bytes.data(), out.bytes.size() - kTrailerSize);
-  std::memcpy(t, &payload, 8);
-  std::memcpy(t + 8, &crc, 4);
+  fix_trailer(out);
   return out;
+}
+
+// The checkpoint with `n` bytes at `at` replaced and its trailer (length, CRC-32C) made to
+// match: a damage the checksum cannot see.
+MemFile rewritten(const MemFile& f, size_t at, const void* bytes, size_t n) {
+  MemFile out = f;
+  std::memcpy(out.bytes.data() + at, bytes, n);
+  fix_trailer(out);
+  return out;
+}
+
+// A checkpoint whose iteration was moved (within the run, the checksum made to match) does
+// not hold that iteration's draws and evaluations: corrupt, not a resumed run with the
+// wrong number of draws (found by fuzz/checkpoint_fuzz.cpp in CI).
+TEST(ResumeChecks, RefusesAnIterationThatIsNotTheDraws) {
+  TempDir dir;
+  auto store = make_store(dir.file("s.agld"), rows_of(test_seed(47), 300), kDim, true, 32);
+  const SampleOptions o = options("tmu-rr", 1);
+  Recorder first;
+  first.stop_after = 3;
+  SampleResult r;
+  ASSERT_EQ(sample(*store, nullptr, o, first, &r).code(), Status::Code::kInternal);
+  const uint32_t engn = checkpoint::tag("ENGN");
+  const auto* tag = reinterpret_cast<const std::byte*>(&engn);
+  const auto it = std::search(first.last.bytes.begin(), first.last.bytes.end(), tag, tag + 4);
+  ASSERT_NE(it, first.last.bytes.end());
+  const size_t at = static_cast<size_t>(it - first.last.bytes.begin()) + 4;
+  uint64_t k = 0;
+  std::memcpy(&k, first.last.bytes.data() + at, 8);
+  ASSERT_EQ(k, first.last_iteration);
+  Recorder sink;
+  ASSERT_LT(k, 100u);
+  // Each move crosses at least one evaluation (every 28 iterations) and 199 many draws.
+  for (uint64_t moved : {k + 30, k + 60, uint64_t{199}}) {
+    Status st = resume_sample(*store, nullptr, o, rewritten(first.last, at, &moved, 8), sink, &r);
+    EXPECT_EQ(st.code(), Status::Code::kCorruption) << "iteration " << moved << " for " << k << ": " << st.message();
+  }
+  EXPECT_TRUE(resume_sample(*store, nullptr, o, rewritten(first.last, at, &k, 8), sink, &r).is_ok());
 }
 
 // A checkpoint of another build (another git commit: kVersion is "VERSION+COMMIT") is

@@ -56,7 +56,7 @@ struct FakeChain {
   SnapshotParams params(uint64_t refresh) const { return {rows_.rows(), d_, refresh, 0, model_.get()}; }
   // A refresh at theta: every row, in two pieces, as a pass reader delivers them.
   void refresh(Snapshot& snap) {
-    snap.begin_refresh(theta_, a_);
+    snap.begin_refresh_at(theta_, a_);
     std::vector<uint64_t> all(rows_.rows());
     std::iota(all.begin(), all.end(), 0);
     const size_t half = all.size() / 2;
