@@ -4,7 +4,7 @@
 // checkpoint file. mode & 1 == 0: the run section's agld version is first set to this
 // build's and the trailer (length, CRC-32C, end marker) to match the bytes, so that the
 // seeds (written by another commit) and mutations reach the sections behind those checks;
-// (mode >> 1) % 6 picks the method the run resumes with (the seeds' methods, so that a seed
+// (mode >> 1) % 8 picks the method the run resumes with (the seeds' methods, so that a seed
 // resumes whole), mode & 0x80 adds the test store. Nothing may crash, hang or read out of bounds; a resumed
 // run that succeeds must have its planned draws.
 //
@@ -26,7 +26,8 @@
 namespace agld {
 namespace {
 
-constexpr const char* kMethods[] = {"tmu-rr", "ptu-ca", "none-ra", "full-br", "ptu+-ca", "ppu-br"};
+// With the underdamped dynamics' momenta (and hmc2's midpoint snapshots) among them.
+constexpr const char* kMethods[] = {"tmu-rr", "ptu-ca", "none-ra", "full-br", "ptu+-ca", "ppu-br", "ptu-ca-hmc2", "tmu-rr-svrhmc"};
 constexpr uint32_t kDim = 10;
 
 std::unique_ptr<Store> make_store(const std::string& path, uint64_t seed, size_t n) {

@@ -4,6 +4,7 @@
 // touched until it is read.
 #include "sampler/chain.hpp"
 
+#include <algorithm>
 #include <boost/random/uniform_real_distribution.hpp>
 #include <cstdio>
 #include <fmt/format.h>
@@ -20,7 +21,7 @@ namespace {
 std::vector<CoordinateDynamics> levels(const ChainConfig& c) {
   const DynamicsInfo* info = find_dynamics(c.dynamics);
   const std::vector<double> ms = c.level_m.empty() ? std::vector<double>{1.0} : c.level_m;
-  const uint64_t table = ms.size() > 1 ? 256 : GaussianJumps::kTableSize;
+  const uint64_t table = Chain::jumps_table(ms.size());
   std::vector<CoordinateDynamics> out;
   out.reserve(ms.size());
   for (double m : ms) {
@@ -46,6 +47,13 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
   if (snap_->has_aggregate()) a_.reset(cfg_.dim);
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
   draw_.chain = id;
+}
+
+uint64_t Chain::jumps_table(uint64_t levels) { return levels > 1 ? 256 : GaussianJumps::kTableSize; }
+
+uint64_t Chain::dynamics_bytes(int state_dim, uint64_t levels) {
+  const uint64_t n = std::max<uint64_t>(levels, 1);
+  return n * GaussianJumps::bytes(state_dim, jumps_table(n));
 }
 
 uint64_t Chain::state_bytes(const Snapshot& snap, uint64_t dim, int state_dim) {

@@ -56,6 +56,9 @@ class Chain {
 
   // Bytes of one chain's state for this strategy and d (the scratch apart).
   static uint64_t state_bytes(const Snapshot& snapshot, uint64_t dim, int state_dim);
+  // Bytes of a chain's jump tables: one a preconditioner level (levels 0: none), and their table size.
+  static uint64_t dynamics_bytes(int state_dim, uint64_t levels);
+  static uint64_t jumps_table(uint64_t levels);
 
   uint64_t id() const { return id_; }
   Snapshot& snapshot() { return *snap_; }

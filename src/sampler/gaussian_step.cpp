@@ -68,21 +68,62 @@ GaussianJumps::Coef GaussianJumps::coef(const GaussianStep& s) {
   return c;
 }
 
-GaussianJumps::GaussianJumps(const GaussianStep& one, uint64_t table_size) : dim_(one.dim), one_(one) {
+GaussianJumps::GaussianJumps(const GaussianStep& one, uint64_t table_size) : one_(one) {
   const uint64_t n = std::max<uint64_t>(table_size, 1);
-  table_.reserve(n);
   // step[k] = step[k/2] twice (and one more step when k is odd): O(log k) compositions deep,
   // as the powering, not k deep. The steps are kept while the table is built, not after.
   std::vector<GaussianStep> steps(n);
   steps[0] = GaussianStep::identity(one.dim);
-  table_.push_back(coef(steps[0]));
   for (uint64_t k = 1; k < n; ++k) {
     const GaussianStep& half = steps[k / 2];
     GaussianStep s = then(half, half);
     if (k & 1) s = then(s, one_);
     steps[k] = s;
-    table_.push_back(coef(s));
   }
+  for (const GaussianStep& s : steps) {
+    if (one.dim == 1) {
+      table1_.push_back(coef1(coef(s)));
+    } else {
+      table2_.push_back(coef(s));
+    }
+  }
+  // The digits' powers: powers_[i][q] = one^(q T^i), from powers_[i][1] = one^(T^i) by the
+  // same halving as the table (O(log q) compositions deep).
+  radix_ = n;
+  if (n < 2) return;
+  powers_[0] = std::move(steps);
+  for (int i = 1; i < kDigits; ++i) {
+    const GaussianStep base = then(powers_[i - 1][n / 2], powers_[i - 1][n - n / 2]);  // one^(T^i)
+    std::vector<GaussianStep>& p = powers_[i];
+    p.resize(n);
+    p[0] = GaussianStep::identity(one.dim);
+    for (uint64_t q = 1; q < n; ++q) {
+      GaussianStep s = then(p[q / 2], p[q / 2]);
+      if (q & 1) s = then(s, base);
+      p[q] = s;
+    }
+  }
+}
+
+void GaussianJumps::remember(uint64_t k) const {
+  GaussianStep s = GaussianStep::identity(one_.dim);  // then(identity, x) is x exactly
+  if (radix_ < 2) {
+    s = power(one_, k);
+  } else {
+    uint64_t rest = k;
+    for (int i = 0; i < kDigits && rest > 0; ++i) {
+      const uint64_t q = rest % radix_;
+      rest /= radix_;
+      if (q) s = then(s, powers_[i][q]);
+    }
+    if (rest) {  // beyond T^kDigits steps (LazyState's gaps stay below 2^24: not reached there)
+      const GaussianStep top = then(powers_[kDigits - 1][radix_ - 1], powers_[kDigits - 1][1]);  // one^(T^kDigits)
+      s = then(s, power(top, rest));
+    }
+  }
+  memo_ = coef(s);
+  memo1_ = coef1(memo_);
+  memo_k_ = k;
 }
 
 }  // namespace agld::sampler

@@ -71,7 +71,8 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
   // gradient, a pass piece's margins, its kept state's record).
   const uint64_t batch_nnz = snap.full_batch() ? 0 : r.batch * avg_nnz;
   const int state_dim = find_dynamics(r.dynamics)->state_dim;  // a momentum a coordinate counts
-  p.chain = Chain::state_bytes(snap, d, state_dim) + (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
+  p.chain = Chain::state_bytes(snap, d, state_dim) + Chain::dynamics_bytes(state_dim, r.precondition_levels) +
+            (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
             kPassBatch * 8 + r.options.track.size() * 8;
   // Shared: the pooled moments, the predictive, every chain's kept lp__ and tracked values.
   // The predictive and the tracked draws grow with the chains: they count in what a chain costs.

@@ -132,7 +132,8 @@ void expect_part(std::array<double, 4> got, std::array<long double, 4> ref, doub
 }
 
 TEST(Dynamics, JumpMatchesComposedSteps) {
-  const std::vector<uint64_t> ks = {1, 2, 3, 7, 64, 1000, 1023, 1024, 1025, 123457};
+  // Past the table (1024) the jumps are composed from the digits' powers (k = k0 + k1 T + k2 T^2).
+  const std::vector<uint64_t> ks = {1, 2, 3, 7, 64, 1000, 1023, 1024, 1025, 123457, 1048576, 1049601, 2000003};
   for (const DynamicsInfo& d : registered_dynamics()) {
     double worst = 0;
     for (const DynamicsParams& q : parameter_sets()) {
@@ -150,7 +151,7 @@ TEST(Dynamics, JumpMatchesComposedSteps) {
         expect_part({s.q00, s.q01, s.q11, 0}, {r.q[0][0], r.q[0][1], r.q[1][1], 0}, 1e-9,
                     what + " Q", &worst);
         // The jumps' table and memo: the same coefficients, Q as its factor F F^T.
-        const GaussianJumps::Coef& c = jumps.jump(k);
+        const GaussianJumps::Coef c = jumps.jump(k);
         expect_part({c.n00, c.n01, c.n10, c.n11}, {r.n[0][0], r.n[0][1], r.n[1][0], r.n[1][1]},
                     1e-9, what + " table A - I", &worst);
         expect_part({c.b0, c.b1, 0, 0}, {r.b[0], r.b[1], 0, 0}, 1e-9, what + " table b", &worst);
@@ -160,6 +161,29 @@ TEST(Dynamics, JumpMatchesComposedSteps) {
     }
     std::cout << d.name << ": largest error of a jump against its composed steps " << worst
               << " (of the part's largest entry)\n";
+  }
+}
+
+// Jumps composed from the digits' powers, and past T^3 steps from binary powering on top, match
+// binary powering of the one step: a table of 4 (T^3 = 64) at gaps to 10^7.
+TEST(GaussianJumps, DigitsOfTheGapComposeToThePower) {
+  for (const DynamicsInfo& d : registered_dynamics()) {
+    for (const DynamicsParams& q : parameter_sets()) {
+      const GaussianStep one = d.step(q);
+      for (uint64_t table : {4u, 256u}) {
+        GaussianJumps jumps(one, table);
+        for (uint64_t k : {5u, 63u, 64u, 65u, 4097u, 65535u, 65536u, 1000003u, 9999991u}) {
+          const GaussianJumps::Coef c = jumps.jump(k), r = GaussianJumps::coef(power(one, k));
+          const std::string what = describe(d, q) + " table " + std::to_string(table) + " k " + std::to_string(k);
+          for (auto [got, want] : {std::pair{c.n00, r.n00}, {c.n01, r.n01}, {c.n10, r.n10}, {c.n11, r.n11},
+                                   {c.b0, r.b0}, {c.b1, r.b1}, {c.fx1, r.fx1}, {c.fx2, r.fx2}, {c.fp1, r.fp1}}) {
+            const double scale = std::max({std::abs(r.n00) + 1, std::abs(r.b0), std::abs(r.b1), std::abs(r.fx1),
+                                           std::abs(r.fp1)});
+            EXPECT_NEAR(got, want, 1e-11 * scale) << what;
+          }
+        }
+      }
+    }
   }
 }
 
@@ -227,9 +251,9 @@ TEST(Dynamics, TemperatureScalesTheNoiseAndZeroIsDeterministic) {
       GaussianJumps cold(d.step(q));
       for (uint64_t k : {1u, 7u, 1023u, 1024u, 5000u, 100000u}) {
         const std::string what = std::string(d.name) + " s2p " + std::to_string(s2p) + " k " + std::to_string(k);
-        const auto& h = hot.jump(k);
-        const auto& w = warm.jump(k);
-        const auto& c = cold.jump(k);
+        const auto h = hot.jump(k);
+        const auto w = warm.jump(k);
+        const auto c = cold.jump(k);
         EXPECT_EQ(c.fx1, 0.0) << what;
         EXPECT_EQ(c.fx2, 0.0) << what;
         EXPECT_EQ(c.fp1, 0.0) << what;
