@@ -68,18 +68,25 @@ GaussianJumps::Coef GaussianJumps::coef(const GaussianStep& s) {
   return c;
 }
 
+namespace {
+// base^q for q < n: out[q] = out[q/2] twice (and one more base when q is odd), O(log q)
+// compositions deep, as binary powering, not q deep.
+std::vector<GaussianStep> halving_powers(const GaussianStep& base, uint64_t n) {
+  std::vector<GaussianStep> out(n);
+  out[0] = GaussianStep::identity(base.dim);
+  for (uint64_t q = 1; q < n; ++q) {
+    GaussianStep s = then(out[q / 2], out[q / 2]);
+    if (q & 1) s = then(s, base);
+    out[q] = s;
+  }
+  return out;
+}
+}  // namespace
+
 GaussianJumps::GaussianJumps(const GaussianStep& one, uint64_t table_size) : one_(one) {
   const uint64_t n = std::max<uint64_t>(table_size, 1);
-  // step[k] = step[k/2] twice (and one more step when k is odd): O(log k) compositions deep,
-  // as the powering, not k deep. The steps are kept while the table is built, not after.
-  std::vector<GaussianStep> steps(n);
-  steps[0] = GaussianStep::identity(one.dim);
-  for (uint64_t k = 1; k < n; ++k) {
-    const GaussianStep& half = steps[k / 2];
-    GaussianStep s = then(half, half);
-    if (k & 1) s = then(s, one_);
-    steps[k] = s;
-  }
+  // The table's steps, kept as the first digit's powers.
+  std::vector<GaussianStep> steps = halving_powers(one_, n);
   for (const GaussianStep& s : steps) {
     if (one.dim == 1) {
       table1_.push_back(coef1(coef(s)));
@@ -87,21 +94,13 @@ GaussianJumps::GaussianJumps(const GaussianStep& one, uint64_t table_size) : one
       table2_.push_back(coef(s));
     }
   }
-  // The digits' powers: powers_[i][q] = one^(q T^i), from powers_[i][1] = one^(T^i) by the
-  // same halving as the table (O(log q) compositions deep).
+  // The digits' powers: powers_[i][q] = one^(q T^i), from one^(T^i) = one^(T^(i-1) (T - T/2))
+  // after one^(T^(i-1) T/2).
   radix_ = n;
   if (n < 2) return;
   powers_[0] = std::move(steps);
   for (int i = 1; i < kDigits; ++i) {
-    const GaussianStep base = then(powers_[i - 1][n / 2], powers_[i - 1][n - n / 2]);  // one^(T^i)
-    std::vector<GaussianStep>& p = powers_[i];
-    p.resize(n);
-    p[0] = GaussianStep::identity(one.dim);
-    for (uint64_t q = 1; q < n; ++q) {
-      GaussianStep s = then(p[q / 2], p[q / 2]);
-      if (q & 1) s = then(s, base);
-      p[q] = s;
-    }
+    powers_[i] = halving_powers(then(powers_[i - 1][n / 2], powers_[i - 1][n - n / 2]), n);
   }
 }
 
