@@ -28,7 +28,12 @@ DENSE=${DENSE:-1}
 DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
 mkdir -p "$DIR"
 AGLD=${AGLD:-$ROOT/build/agld}
-CHAINS=$("$AGLD" sample --help | grep -q -- --chains && echo "--chains 1" || true)
+# The help is read once: `agld ... --help | grep -q` fails under pipefail when grep exits
+# before agld has written everything (SIGPIPE), and the flag was then silently left out.
+HELP=$("$AGLD" sample --help)
+CHAINS=$(grep -q -- --chains <<< "$HELP" && echo "--chains 1" || true)
+# The end-of-burn-in checkpoint would write the whole state (6.5 GB at d = 54.7M) in every run.
+CKPT=$(grep -q -- --checkpoint-every <<< "$HELP" && echo "--checkpoint-every off" || true)
 BIG=$DIR/kdd-$ROWS.svm
 SMALL=$DIR/kdd-$ROWS-d1m.svm
 [[ -f $BIG ]] || "$AGLD" gen --shape kdd12 --rows "$ROWS" --seed 1 -o "$BIG" -q
@@ -37,7 +42,7 @@ SMALL=$DIR/kdd-$ROWS-d1m.svm
       if (!(j in seen)) { seen[j] = 1; printf " %d:%s", j, p[2] } } printf "\n" }' "$BIG" > "$SMALL"
 # The generated rows are independent draws; the stores keep their order (as before convert
 # shuffled by default), which an older AGLD keeps without being asked.
-KEEP=$("$AGLD" convert --help | grep -q -- --keep-order && echo --keep-order || true)
+KEEP=$(grep -q -- --keep-order <<< "$("$AGLD" convert --help)" && echo --keep-order || true)
 # shellcheck disable=SC2086
 [[ -f $DIR/kdd-big.agld ]] || "$AGLD" convert "$BIG" -o "$DIR/kdd-big.agld" -q --features 54686452 $KEEP
 # shellcheck disable=SC2086
@@ -49,7 +54,7 @@ run() {  # store iterations extra... -> sampling seconds
   [[ $store == kdd-big.agld ]] && d=54686452
   [[ " $* " == *" --thin "* ]] || set -- --thin $((4 * d / 1100)) "$@"
   "$AGLD" sample --train "$DIR/$store" --method "$METHOD" --batch 100 --iterations "$iters" \
-    --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" $CHAINS "$@"
+    --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" $CHAINS $CKPT "$@"
   tail -1 "$DIR/sample-run/metrics.csv" | cut -d, -f2
 }
 
