@@ -160,10 +160,14 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   margins_.resize(n);
   s_.resize(n);
   sh_.resize(n);
-  // The batch's coordinates are scattered over d: ask for their state's cache lines first,
-  // so that the misses overlap instead of queueing behind each jump (bench/sample_bench.sh).
+  // The batch's coordinates are scattered over d: ask for their state's cache lines (and
+  // their aggregate's, which the jump reads) first, so that the misses overlap instead of
+  // queueing behind each jump (bench/sample_bench.sh).
   for (size_t i = 0; i < n; ++i) {
-    for (uint32_t j : b.row_indices(i)) state_.prefetch(j);
+    for (uint32_t j : b.row_indices(i)) {
+      state_.prefetch(j);
+      if (!a_.empty()) __builtin_prefetch(&a_[j]);
+    }
   }
   for (size_t i = 0; i < n; ++i) {
     const auto idx = b.row_indices(i);
