@@ -110,10 +110,13 @@ void GaussianJumps::remember(uint64_t k) const {
     s = power(one_, k);
   } else {
     uint64_t rest = k;
+    bool first = true;  // the first nonzero digit's power is copied, not composed with the identity
     for (int i = 0; i < kDigits && rest > 0; ++i) {
       const uint64_t q = rest % radix_;
       rest /= radix_;
-      if (q) s = then(s, powers_[i][q]);
+      if (!q) continue;
+      s = first ? powers_[i][q] : then(s, powers_[i][q]);
+      first = false;
     }
     if (rest) {  // beyond T^kDigits steps (LazyState's gaps stay below 2^24: not reached there)
       const GaussianStep top = then(powers_[kDigits - 1][radix_ - 1], powers_[kDigits - 1][1]);  // one^(T^kDigits)
