@@ -16,7 +16,8 @@
 # seed 0, --threads 1, --checkpoint-every off, under nice -n 10, one run at a time.
 #
 # Problem 1, the exact linear oracle (bench/passes_table.sh's): ORACLE (default
-# /work/benchdata/onehot_ref.{svm,agld} and onehot_ref_exact.npy; 1M rows, 11,365 coordinates,
+# /tmp/agld-oracle/onehot_ref.{svm,agld} and onehot_ref_exact.npy, bench/passes_table.sh's
+# default place; 1M rows, 11,365 coordinates,
 # `--model linear --intercept`). Error: bench/coordinate_classes.py's share of coordinates
 # within #15's target (mean within 0.1 exact sd, sd within 10 %), and the median over all
 # coordinates of |mean error| / exact sd (computed here from posterior.npy, as the script does
@@ -40,7 +41,7 @@
 # split-R-hat over every coordinate; a failed run (e.g. a divergence) prints
 # FAILED and its stderr's last line.
 #
-# DIR (default /work/benchdata/dyn) holds the criteo data (about 800 MB) and runs/; steps
+# DIR (default $AGLD_BENCH_DIR/dyn, else build/bench-data/dyn) holds the criteo data (about 800 MB) and runs/; steps
 # whose files exist are not redone (delete DIR/runs/... to rerun a sampler). Needs python3
 # (no numpy).
 set -euo pipefail
@@ -48,8 +49,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 AGLD=${1:-${AGLD:-$root/build/agld}}
 AGLD=$(cd "$(dirname "$AGLD")" && pwd)/$(basename "$AGLD")
-DIR=${2:-${DIR:-/work/benchdata/dyn}}
-ORACLE=${ORACLE:-/work/benchdata/onehot_ref}
+DIR=${2:-${DIR:-${AGLD_BENCH_DIR:-$root/build/bench-data}/dyn}}
+ORACLE=${ORACLE:-/tmp/agld-oracle/onehot_ref}
 ORACLE_EPOCHS=${ORACLE_EPOCHS-2 5 10 20}
 CRITEO_EPOCHS=${CRITEO_EPOCHS-2 5 10}
 METHODS=${METHODS:-svrg-ld svrg-hmc svrg2nd-hmc saga-ld saga-hmc saga2nd-hmc svr-hmc tmu-ca tmu-ca-hmc2}
