@@ -155,6 +155,8 @@ class LazyState {
     support_.clear();
     support_level_.clear();
   }
+  // Prefetches coordinate j's position alone (a dot at theta).
+  void prefetch_x(uint32_t j) const { __builtin_prefetch(&x_[j]); }
   // Prefetches the state of coordinate j (its cache lines, before a walk of the batch).
   void prefetch(uint32_t j) const {
     __builtin_prefetch(&stamp_[j]);

@@ -99,7 +99,14 @@ const SnapshotInfo* find_snapshot(std::string_view name);
 
 // a += sum over the rows of coef_i x_i (the strategies' aggregates, the full gradient).
 inline void add_rows(std::span<double> a, const Batch& rows, std::span<const double> coef) {
+  constexpr size_t kRowsAhead = 4;  // the rows' entries of a scatter over d: prefetched ahead
+  for (size_t i = 0; i < std::min(kRowsAhead, rows.size()); ++i) {
+    for (uint32_t j : rows.row_indices(i)) __builtin_prefetch(&a[j], 1);
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
+    if (i + kRowsAhead < rows.size()) {
+      for (uint32_t j : rows.row_indices(i + kRowsAhead)) __builtin_prefetch(&a[j], 1);
+    }
     const double c = coef[i];
     if (c == 0) continue;
     const auto idx = rows.row_indices(i);
