@@ -121,26 +121,17 @@ Status Chain::sync(uint64_t k, bool keep) {
 }
 
 namespace {
-// out_i = sum_e value(j_e) x_ie over the rows.
-// A refresh piece's rows scatter over d: the rows kRowsAhead further on are prefetched
-// (prefetch(j)) while a row is summed, so that their cache misses overlap.
-constexpr size_t kRowsAhead = 4;
+// out_i = sum_e value(j_e) x_ie over the rows, their coordinates prefetched ahead (prefetch).
 template <class Value, class Prefetch>
 std::span<const double> dots(const Batch& b, std::vector<double>& out, Value value, Prefetch prefetch) {
   out.resize(b.size());
-  for (size_t i = 0; i < std::min(kRowsAhead, b.size()); ++i) {
-    for (uint32_t j : b.row_indices(i)) prefetch(j);
-  }
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (i + kRowsAhead < b.size()) {
-      for (uint32_t j : b.row_indices(i + kRowsAhead)) prefetch(j);
-    }
+  walk_rows_prefetching(b, prefetch, [&](size_t i) {
     const auto idx = b.row_indices(i);
     const auto val = b.row_values(i);
     double s = 0;
     for (size_t e = 0; e < idx.size(); ++e) s += value(idx[e]) * val[e];
     out[i] = s;
-  }
+  });
   return out;
 }
 }  // namespace

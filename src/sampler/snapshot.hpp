@@ -97,22 +97,33 @@ struct SnapshotInfo {
 std::span<const SnapshotInfo> registered_snapshots();
 const SnapshotInfo* find_snapshot(std::string_view name);
 
+// body(i) for each row i in order, the rows kRowsAhead further on prefetched first
+// (prefetch(j) for each of their indices): rows scatter over d, and their cache misses then
+// overlap instead of queueing one by one (a refresh's dots and scatters).
+template <class Prefetch, class Body>
+void walk_rows_prefetching(const Batch& rows, Prefetch prefetch, Body body) {
+  constexpr size_t kRowsAhead = 4;
+  const size_t n = rows.size();
+  for (size_t i = 0; i < std::min(kRowsAhead, n); ++i) {
+    for (uint32_t j : rows.row_indices(i)) prefetch(j);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kRowsAhead < n) {
+      for (uint32_t j : rows.row_indices(i + kRowsAhead)) prefetch(j);
+    }
+    body(i);
+  }
+}
+
 // a += sum over the rows of coef_i x_i (the strategies' aggregates, the full gradient).
 inline void add_rows(std::span<double> a, const Batch& rows, std::span<const double> coef) {
-  constexpr size_t kRowsAhead = 4;  // the rows' entries of a scatter over d: prefetched ahead
-  for (size_t i = 0; i < std::min(kRowsAhead, rows.size()); ++i) {
-    for (uint32_t j : rows.row_indices(i)) __builtin_prefetch(&a[j], 1);
-  }
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (i + kRowsAhead < rows.size()) {
-      for (uint32_t j : rows.row_indices(i + kRowsAhead)) __builtin_prefetch(&a[j], 1);
-    }
+  walk_rows_prefetching(rows, [&](uint32_t j) { __builtin_prefetch(&a[j], 1); }, [&](size_t i) {
     const double c = coef[i];
-    if (c == 0) continue;
+    if (c == 0) return;
     const auto idx = rows.row_indices(i);
     const auto val = rows.row_values(i);
     for (size_t e = 0; e < idx.size(); ++e) a[idx[e]] += c * val[e];
-  }
+  });
 }
 
 }  // namespace agld::sampler
