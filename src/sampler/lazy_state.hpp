@@ -22,10 +22,10 @@
 #pragma once
 
 #include <algorithm>
+#include <boost/random/mersenne_twister.hpp>
 #include <boost/random/normal_distribution.hpp>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <span>
 #include <sstream>
 #include <vector>
@@ -37,15 +37,18 @@
 namespace agld::sampler {
 
 // A chain's Gaussian noise: its own engine, so that chains never share a stream. Off (a
-// temperature of 0: the dynamics is gradient descent), it is 0 and draws nothing.
+// temperature of 0: the dynamics is gradient descent), it is 0 and draws nothing. The engine
+// is Boost's mt19937_64: the same sequence as the standard library's, drawn 1.4 to 1.7 times
+// faster with the normals (libstdc++'s regeneration of the state is slower); a chain draws two
+// normals a coordinate at each catch-up of all d.
 class Noise {
  public:
   explicit Noise(uint64_t seed, bool on = true) : engine_(seed), on_(on) {}
   double operator()() { return on_ ? normal_(engine_) : 0.0; }
-  std::mt19937_64& engine() { return engine_; }
+  boost::random::mt19937_64& engine() { return engine_; }
 
-  // The engine's state (the normal distribution keeps none: Boost's ziggurat), as the
-  // standard library prints it.
+  // The engine's state (the normal distribution keeps none: Boost's ziggurat), as Boost
+  // prints it (a checkpoint is read only by the build that wrote it).
   void save(checkpoint::CheckpointOut& out) const {
     std::ostringstream s;
     s << engine_;
@@ -54,15 +57,17 @@ class Noise {
   Status load(checkpoint::CheckpointIn& in) {
     std::string text;
     AGLD_RETURN_IF_ERROR(in.str(&text, 1 << 16));
-    std::istringstream s(text);
-    std::mt19937_64 e;
+    // Boost skips the whitespace after each word, and skipping at the end of the text fails:
+    // a space after the last word keeps that failure for a truncated state alone.
+    std::istringstream s(text + ' ');
+    boost::random::mt19937_64 e;
     if (!(s >> e)) return in.corrupt("a chain's noise state does not parse");
     engine_ = e;
     return Status::ok();
   }
 
  private:
-  std::mt19937_64 engine_;
+  boost::random::mt19937_64 engine_;
   boost::random::normal_distribution<double> normal_;
   bool on_;
 };

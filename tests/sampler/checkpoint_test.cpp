@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <sstream>
 
 #include "agld/checkpoint.hpp"
 #include "diagnostics/online_diagnostics.hpp"
@@ -119,6 +120,32 @@ TEST(CheckpointFormat, RoundTripsAndRefusesDamage) {
   Status st = CheckpointIn::open(other, &in);
   EXPECT_EQ(st.code(), Status::Code::kNotSupported);
   EXPECT_NE(st.message().find("format version 99"), std::string::npos) << st.message();
+}
+
+// A chain's noise: a saved engine goes on with the same draws; a state cut short, or one
+// word damaged into text, is corruption (Boost's reader sets its fail bit at the end of a
+// whole state too: Noise::load tells them apart).
+TEST(CheckpointNoise, RoundTripsAndRefusesAShortState) {
+  sampler::Noise noise(7);
+  for (int i = 0; i < 1000; ++i) (void)noise();
+  MemFile file = saved([&](CheckpointOut& out) { noise.save(out); });
+  sampler::Noise back(1);
+  CheckpointIn in = open_in(file);
+  ASSERT_TRUE(back.load(in).is_ok());
+  for (int i = 0; i < 2000; ++i) ASSERT_EQ(back(), noise()) << "draw " << i;
+
+  std::ostringstream text;
+  text << back.engine();
+  const std::string whole = text.str();
+  std::string lettered = whole;
+  lettered[0] = 'x';
+  for (const std::string& bad : {whole.substr(0, whole.size() / 2), whole.substr(0, whole.rfind(' ')), lettered,
+                                 std::string()}) {
+    MemFile damaged = saved([&](CheckpointOut& out) { out.str(bad); });
+    CheckpointIn din = open_in(damaged);
+    sampler::Noise n(1);
+    EXPECT_EQ(n.load(din).code(), Status::Code::kCorruption) << bad.size() << " characters";
+  }
 }
 
 // Rows of a small logistic problem as a Batch (views of rows).
