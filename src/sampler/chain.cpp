@@ -102,16 +102,25 @@ Status Chain::diverged(uint64_t k) const {
                                   " (a non-finite state): " + step_hint());
 }
 
-Status Chain::left_posterior(uint64_t k) const {
+Status Chain::left_posterior(uint64_t k, double sq) const {
   return Status::invalid_argument(fmt::format(
       "chain {} diverged at iteration {}: |theta| = {:.3g}, beyond {:.3g}, which no posterior draw reaches "
       "(docs/samplers.md, \"Divergence\"): {}",
-      id_, k, std::sqrt(sq_), cfg_.divergence_radius, step_hint()));
+      id_, k, std::sqrt(sq), cfg_.divergence_radius, step_hint()));
+}
+
+Status Chain::catch_up_rows(uint64_t k) {
+  if (cfg_.in_rows.empty()) return sync(k);
+  double sq = 0;
+  if (!state_.catch_up_rows(k, a_, noise_, cfg_.in_rows, &sq)) return diverged(k);
+  // Part of |theta|^2: beyond the radius, the whole is too.
+  if (sq > cfg_.divergence_radius * cfg_.divergence_radius) return left_posterior(k, sq);
+  return Status::ok();
 }
 
 Status Chain::sync(uint64_t k, bool keep) {
   if (!state_.sync(k, a_, noise_, &sq_)) return diverged(k);
-  if (sq_ > cfg_.divergence_radius * cfg_.divergence_radius) return left_posterior(k);
+  if (sq_ > cfg_.divergence_radius * cfg_.divergence_radius) return left_posterior(k, sq_);
   if (keep) {
     draw_.iteration = k;
     draw_.tracked.resize(cfg_.track.size());

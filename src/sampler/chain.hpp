@@ -34,6 +34,9 @@ struct ChainConfig {
   // M = 1 everywhere.
   std::vector<double> level_m;
   const uint8_t* level = nullptr;
+  // The coordinates some row has, a bit each (Preconditioner::in_rows; shared by the chains).
+  // Empty: every coordinate counts as in a row.
+  std::span<const uint64_t> in_rows;
   double prior_var = 1;
   // |theta| beyond which the state is outside the posterior (ResolvedSample::divergence_radius):
   // sync() then reports a divergence.
@@ -75,6 +78,9 @@ class Chain {
   // coordinates and |theta|^2 for lp__. Fails if a coordinate is not finite.
   Status sync(uint64_t k, bool keep = false);
   bool sync_due(uint64_t k) const { return state_.gap_due(k); }
+  // Before a refresh: brings to k the coordinates some row has (ChainConfig::in_rows; every
+  // coordinate without it). A refresh reads and changes nothing of the others.
+  Status catch_up_rows(uint64_t k);
 
   // Iteration k on batch b: margins at x_k (lp__ if `keep`: the state must have been synced
   // with keep), then, if `step`, the step to k + 1 and the strategy's update.
@@ -114,7 +120,7 @@ class Chain {
   std::span<const double> theta_margins(const Batch& rows);
   std::string step_hint() const;
   Status diverged(uint64_t k) const;
-  Status left_posterior(uint64_t k) const;  // |theta| beyond cfg_.divergence_radius
+  Status left_posterior(uint64_t k, double sq) const;  // |theta| (sqrt sq) beyond cfg_.divergence_radius
 
   uint64_t id_;
   ChainConfig cfg_;

@@ -147,7 +147,7 @@ class Engine {
   SampleOptions given_;  // the options as given (a checkpoint keeps them)
   ResolvedSample run_;
   MemoryPlan plan_;
-  sampler::Preconditioner pre_;  // its levels go once the chains have their own
+  sampler::Preconditioner pre_;  // its levels go once the chains have their own; in_rows stays
   std::unique_ptr<model::Model> model_;
   tbb::task_arena arena_;
   sampler::Intercept intercept_, test_intercept_;
@@ -366,6 +366,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, checkpoint::Checkp
   cfg.friction = run_.friction;
   cfg.level_m = pre_.level_m;
   cfg.level = pre_.level.empty() ? nullptr : pre_.level.data();
+  cfg.in_rows = pre_.in_rows;
   cfg.prior_var = run_.options.prior_var;
   cfg.divergence_radius = run_.divergence_radius;
   cfg.dense = run_.options.dense;
@@ -435,7 +436,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, checkpoint::Checkp
     }
     if (last) break;
     if (chains_.front()->snapshot().refresh_due(k)) {
-      st = sync_all(k + 1, false);
+      st = for_chains([&](Chain& c) { return c.catch_up_rows(k + 1); }, sweeps_parallel_);
       if (st.is_ok()) st = refresh();
       if (!st.is_ok()) return st;
       current = true;

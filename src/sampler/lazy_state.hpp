@@ -22,6 +22,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <boost/random/mersenne_twister.hpp>
 #include <boost/random/normal_distribution.hpp>
 #include <cmath>
@@ -186,6 +187,30 @@ class LazyState {
       for (double v : p_) finite &= std::isfinite(v);
     }
     base_ = k;
+    if (sq) *sq = s;
+    return finite;
+  }
+  // Brings to k the coordinates whose bit is set in `in_rows` (bit j of word j / 64: the
+  // coordinates some row of the store has) and leaves the others where they are: a refresh
+  // changes no gradient term of a coordinate in no row (its aggregate entry stays 0), so its
+  // jump over the refresh is the same in one piece or two, and it is brought current when
+  // every coordinate is (sync). The stamps stay offsets from the last sync. Returns whether
+  // every coordinate brought is finite.
+  // *sq (if given) gets their |x|^2.
+  bool catch_up_rows(uint64_t k, std::span<const double> a, Noise& noise, std::span<const uint64_t> in_rows,
+                     double* sq = nullptr) {
+    bool finite = true;
+    double s = 0;
+    const uint64_t d = x_.size();
+    for (uint64_t w = 0; w < in_rows.size(); ++w) {
+      for (uint64_t bits = in_rows[w]; bits != 0; bits &= bits - 1) {
+        const uint64_t j = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
+        if (j >= d) break;
+        bring(static_cast<uint32_t>(j), k, a.empty() ? 0.0 : a[j], noise);
+        finite &= std::isfinite(x_[j]) && (!two_ || std::isfinite(p_[j]));
+        s += x_[j] * x_[j];
+      }
+    }
     if (sq) *sq = s;
     return finite;
   }

@@ -81,7 +81,10 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
   // The result's R-hat, ESS and MCSE (the mean and sd are the moments' own arrays) come when
   // the chains have gone (Engine::finish): what the chains' states do not free counts.
   const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d, state_dim);
-  const uint64_t fixed = PooledMoments::bytes(d) + Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0);
+  // diag's bit a coordinate: whether some row has it (Preconditioner::in_rows).
+  const uint64_t in_rows = r.options.precondition == "diag" ? (d + 63) / 64 * 8 : 0;
+  const uint64_t fixed =
+      PooledMoments::bytes(d) + Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0) + in_rows;
   p.shared = fixed + k * (per_chain - p.chain);
   p.baseline = process_rss_bytes();
   const uint64_t budget = r.options.memory;

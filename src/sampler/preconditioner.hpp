@@ -28,6 +28,10 @@ namespace agld::sampler {
 struct Preconditioner {
   std::vector<double> level_m;      // M of each level, level 0 the largest
   std::vector<uint8_t> level;       // each coordinate's level (d)
+  // Bit j (word j / 64, bit j % 64): coordinate j is in some row of the store (or is the
+  // intercept). A coordinate in no row has no data term: a refresh leaves its gradient the
+  // prior's alone, and need not bring it current (LazyState::catch_up_rows).
+  std::vector<uint64_t> in_rows;
 };
 
 // Rows make_preconditioner reads: its sample, and a pass for the per-feature statistics.

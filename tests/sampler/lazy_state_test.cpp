@@ -1,0 +1,89 @@
+// LazyState's catch-ups: sync brings every coordinate current; catch_up_rows (before a
+// refresh) brings exactly the coordinates whose bit is set, and leaves the others' positions,
+// momenta and stamps as they were, so that a later sync jumps them over the whole gap.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "literal_dynamics.hpp"
+#include "sampler/dynamics.hpp"
+#include "sampler/lazy_state.hpp"
+#include "sampler_test_support.hpp"
+
+namespace agld::test {
+namespace {
+
+using sampler::LazyState;
+using sampler::Noise;
+
+LazyState make_state(uint64_t d, const std::string& dynamics) {
+  sampler::DynamicsParams p;
+  p.step = 0.01;
+  p.friction = 1;
+  std::vector<sampler::CoordinateDynamics> levels;
+  levels.emplace_back(*sampler::find_dynamics(dynamics), p, 16);
+  return LazyState(d, std::move(levels), 1.0);
+}
+
+class CatchUpRows : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CatchUpRows, BringsTheMarkedCoordinatesAlone) {
+  constexpr uint64_t d = 150;  // three bit words, the last one partly beyond d
+  LazyState state = make_state(d, GetParam());
+  Noise noise(test_seed(61));
+  std::vector<uint64_t> bits((d + 63) / 64 + 1, 0);  // a word more than d needs: ignored
+  std::vector<bool> marked(d);
+  for (uint64_t j = 0; j < d; ++j) marked[j] = j % 3 == 0 || j == 64 || j == 149;
+  for (uint64_t j = 0; j < d; ++j) {
+    if (marked[j]) bits[j / 64] |= uint64_t{1} << (j % 64);
+  }
+  bits.back() = ~uint64_t{0};
+  std::vector<double> a(d, 0.5);
+  for (uint64_t j = 0; j < d; ++j) state.x()[j] = 1.0 + static_cast<double>(j);
+  const std::vector<double> x0(state.x().begin(), state.x().end());
+  const std::vector<double> p0(state.p().begin(), state.p().end());
+
+  double sq = -1;
+  ASSERT_TRUE(state.catch_up_rows(40, a, noise, bits, &sq));
+  double want_sq = 0;
+  for (uint64_t j = 0; j < d; ++j) {
+    if (marked[j]) {
+      EXPECT_NE(state.x(static_cast<uint32_t>(j)), x0[j]) << "coordinate " << j << " is marked: brought to 40";
+      want_sq += state.x(static_cast<uint32_t>(j)) * state.x(static_cast<uint32_t>(j));
+    } else {
+      EXPECT_EQ(state.x(static_cast<uint32_t>(j)), x0[j]) << "coordinate " << j << " is not marked: left alone";
+      if (state.has_momentum()) {
+        EXPECT_EQ(state.p()[j], p0[j]) << "coordinate " << j;
+      }
+    }
+  }
+  EXPECT_DOUBLE_EQ(sq, want_sq);
+  // The marked ones are current: bringing them to 40 again draws nothing and moves nothing.
+  const std::vector<double> x1(state.x().begin(), state.x().end());
+  Noise copy = noise;
+  for (uint64_t j = 0; j < d; ++j) {
+    if (marked[j]) state.bring(static_cast<uint32_t>(j), 40, a[j], noise);
+  }
+  for (uint64_t j = 0; j < d; ++j) {
+    if (marked[j]) {
+      EXPECT_EQ(state.x(static_cast<uint32_t>(j)), x1[j]) << "coordinate " << j;
+    }
+  }
+  EXPECT_EQ(noise(), copy()) << "bringing current coordinates drew noise";
+  // A sync then brings the others over their whole gap of 40 steps, and every coordinate is current.
+  ASSERT_TRUE(state.sync(40, a, noise));
+  for (uint64_t j = 0; j < d; ++j) {
+    if (!marked[j]) {
+      EXPECT_NE(state.x(static_cast<uint32_t>(j)), x0[j]) << "coordinate " << j;
+    }
+  }
+  Noise after = noise;
+  for (uint64_t j = 0; j < d; ++j) state.bring(static_cast<uint32_t>(j), 40, a[j], noise);
+  EXPECT_EQ(noise(), after());
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryDynamics, CatchUpRows, ::testing::ValuesIn(sampler::dynamics_names()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+}  // namespace
+}  // namespace agld::test
