@@ -9,8 +9,9 @@
 # starting pass) cancels, and the refresh passes, their O(d) catch-ups and the kept states
 # (one every 4 d / (nnz of a batch) iterations, the cost-based thinning) are amortised as in
 # a long run. AGLD=path/to/agld measures another binary (an A/B against an older build). Runs are interleaved; REPS of each; medians.
-# The default 5M rows make N x 11 nonzeros about d, as in kdd12 itself (149.6M rows): with
-# far fewer rows the O(d) catch-up at each refresh would dominate a pass.
+# The default 5M rows make N x 11 nonzeros about d (kdd12 itself, 149.6M rows, has about 30 d):
+# each refresh's work beside its pass weighs about 30 times more here than there, and with far
+# fewer rows it would dominate a pass. 3.6M of the 54.7M features occur in these rows.
 #
 #   bench/sample_bench.sh [ROWS]     (default 5000000)
 #   REPS=3 ITERS=100000 AGLD_BENCH_DIR=/some/disk bench/sample_bench.sh

@@ -487,7 +487,7 @@ void add_sample(Cli& cli) {
   c->add_option("--init", a->opt.init,
                 "start the chains around column 0 of a .npy of a row per coordinate (agld optimize's mode.npy, a run's "
                 "posterior.npy), spread by its column 1 if it has one, else by the prior's sd");
-  c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, 100))");
+  c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, max(100, N/1000)): at most 1000 iterations a pass)");
   c->add_option("--chains", a->opt.chains, "chains in the run, from dispersed starts")->default_val(4);
   c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);
   c->add_flag("--share-batches", a->opt.share_batches, "random orders: every chain reads the same batches (less I/O, chains no longer independent given the data)");
