@@ -195,8 +195,7 @@ class LazyState {
   // changes no gradient term of a coordinate in no row (its aggregate entry stays 0), so its
   // jump over the refresh is the same in one piece or two, and it is brought current when
   // every coordinate is (sync). The stamps stay offsets from the last sync. Returns whether
-  // every coordinate brought is finite.
-  // *sq (if given) gets their |x|^2.
+  // every coordinate brought is finite; *sq (if given) gets their |x|^2.
   bool catch_up_rows(uint64_t k, std::span<const double> a, Noise& noise, std::span<const uint64_t> in_rows,
                      double* sq = nullptr) {
     bool finite = true;

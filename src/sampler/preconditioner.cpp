@@ -169,10 +169,11 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   // M_j = 1 / max(h_j, q_j); 0 marks a coordinate with neither data nor prior (set below).
   std::vector<float> m(r->dim, 0.0f);
   p.in_rows.assign((r->dim + 63) / 64, 0);
+  auto in_rows = [&p](uint64_t j) { p.in_rows[j / 64] |= uint64_t{1} << (j % 64); };
   FeatureStatsSource source = FeatureStatsSource::kStored;
   Status st = scan_feature_stats(train, [&](const FeatureStatsBlock& b) {
     for (size_t i = 0; i < b.count.size(); ++i) {
-      if (b.count[i] > 0) p.in_rows[(b.first + i) / 64] |= uint64_t{1} << ((b.first + i) % 64);
+      if (b.count[i] > 0) in_rows(b.first + i);
       const double h = inv_s2p + c * b.sum_sq[i];
       const double q = inv_s2p + c * per_row * b.max_sq[i];
       // With a metric file, q alone: the file's M_j is capped by it (apply_metric).
@@ -183,7 +184,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   }, &source);
   if (!st.is_ok()) return st;
   if (r->options.intercept) {  // x = 1 in every row: h = 1/s2p + c N, q = 1/s2p + c N/n
-    p.in_rows[(r->dim - 1) / 64] |= uint64_t{1} << ((r->dim - 1) % 64);
+    in_rows(r->dim - 1);
     const double rows_term = r->options.metric.empty() ? std::max(n_rows, per_row) : per_row;
     m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * rows_term));
   }
