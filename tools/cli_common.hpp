@@ -76,8 +76,10 @@ void add_summary(Cli& cli);
 template <typename Resolved>
 nlohmann::json preconditioner_json(const std::string& precondition, const Resolved& r) {
   if (precondition != "diag") return nlohmann::json();
-  return {{"levels", r.precondition_levels},   {"m_min", r.precondition_m_min}, {"m_max", r.precondition_m_max},
-          {"lambda", r.precondition_lambda},   {"row_kick", r.precondition_kick}, {"rows_read", r.setup_rows}};
+  nlohmann::json j = {{"levels", r.precondition_levels},   {"m_min", r.precondition_m_min}, {"m_max", r.precondition_m_max},
+                      {"lambda", r.precondition_lambda},   {"row_kick", r.precondition_kick}, {"rows_read", r.setup_rows}};
+  if constexpr (requires { r.precondition_visit_lowered; }) j["visit_lowered"] = r.precondition_visit_lowered;
+  return j;
 }
 
 // A store's identity for a run's config.json: path, size, shape, labels, sources.

@@ -98,6 +98,8 @@ struct ResolvedSample {
   // of the preconditioned Hessian, and the training rows it read (counted in passes).
   uint64_t precondition_levels = 0;
   double precondition_m_min = 0, precondition_m_max = 0, precondition_lambda = 0, precondition_kick = 0;
+  // Coordinates whose M the visit rule lowered (docs/samplers.md, "The visit rule").
+  uint64_t precondition_visit_lowered = 0;
   uint64_t setup_rows = 0;
   std::string length_rule;        // how the run length was chosen
   // One stream per chain (a random order, not --share-batches), or one for all.

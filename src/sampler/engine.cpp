@@ -669,7 +669,7 @@ Status prepare(const Store& train, const Store* test, const SampleOptions& optio
   }
   auto model = model::find_model(r->options.model)->make(r->options);
   if (pre && r->options.precondition == "diag") {
-    st = sampler::make_preconditioner(train, *model, options.step.has_value(), r, pre);
+    st = sampler::make_preconditioner(train, *model, options.step.has_value(), true, r, pre);
     if (!st.is_ok()) return st;
   }
   st = sampler::resolve_dynamics(options, r);

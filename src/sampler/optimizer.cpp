@@ -86,7 +86,7 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
   const auto model = model::find_model(rs.options.model)->make(rs.options);
   Preconditioner p;
   if (pre && o.precondition == "diag") {
-    st = make_preconditioner(train, *model, o.step.has_value(), &rs, &p);
+    st = make_preconditioner(train, *model, o.step.has_value(), false, &rs, &p);
     if (!st.is_ok()) return st;
   }
   ResolvedOptimize r;

@@ -28,6 +28,15 @@ constexpr double kMargin = 1.25;
 constexpr double kKickMargin = 4.0;
 constexpr double kMinLevelRatio = 0.25;  // log2 of the factor between levels, at least
 
+// The visit rule (sampling only): a row's visit moves coordinate j by eta M_j (N/n) c x_ij^2 of
+// its distance to the snapshot's, at random iterations, which inflates its stationary
+// variance by about half that (docs/samplers.md, "The visit rule"). M_j is lowered until that
+// kick is kVisitKick, but never below what leaves j kVisitRelaxations relaxation times
+// (eta M_j h_j each an iteration) in the kept iterations: a coordinate whose visits are too
+// few to afford it keeps its M.
+constexpr double kVisitKick = 0.03;
+constexpr double kVisitRelaxations = 200;
+
 // A sample of rows, its columns renumbered 0 .. cols - 1 and its values scaled by sqrt(M_j).
 struct Sample {
   std::vector<uint64_t> offsets{0};
@@ -158,16 +167,27 @@ std::string feature_stats_note(const Store& train) {
          "in a pass over it, counted in the run's passes; converting it again saves that pass";
 }
 
-Status make_preconditioner(const Store& train, const model::Model& model, bool step_given, ResolvedSample* r,
-                           Preconditioner* out) {
+Status make_preconditioner(const Store& train, const model::Model& model, bool step_given, bool sampling,
+                           ResolvedSample* r, Preconditioner* out) {
   const StoreMeta& meta = train.meta();
   const double n_rows = static_cast<double>(meta.rows);
   const double c = model.curvature();
   const double inv_s2p = std::isinf(r->options.prior_var) ? 0.0 : 1.0 / r->options.prior_var;
   const double per_row = n_rows / static_cast<double>(r->batch);  // N / n
+  // The visit rule's relaxations are counted over the kept iterations.
+  const double kept = static_cast<double>(r->iterations > r->burn_in ? r->iterations - r->burn_in : 1);
+  // With a given --step the user sets eta M_j: the rule (a bound on it) would override the step.
+  const bool visit_rule = sampling && !step_given;
   Preconditioner p;
   // M_j = 1 / max(h_j, q_j); 0 marks a coordinate with neither data nor prior (set below).
   std::vector<float> m(r->dim, 0.0f);
+  // The visit rule's bound on eta M_j: max(kVisitKick / q'_j, kVisitRelaxations / (h_j kept)),
+  // q'_j the data's part of q_j; infinite for a coordinate in no row (the prior's pull is no visit).
+  std::vector<float> visit;
+  if (visit_rule) visit.assign(r->dim, std::numeric_limits<float>::infinity());
+  auto visit_bound = [&](double h, double q_data) {
+    return static_cast<float>(std::max(kVisitKick / q_data, kVisitRelaxations / (h * kept)));
+  };
   p.in_rows.assign((r->dim + 63) / 64, 0);
   auto in_rows = [&p](uint64_t j) { p.in_rows[j / 64] |= uint64_t{1} << (j % 64); };
   FeatureStatsSource source = FeatureStatsSource::kStored;
@@ -175,10 +195,12 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     for (size_t i = 0; i < b.count.size(); ++i) {
       if (b.count[i] > 0) in_rows(b.first + i);
       const double h = inv_s2p + c * b.sum_sq[i];
-      const double q = inv_s2p + c * per_row * b.max_sq[i];
+      const double q_data = c * per_row * b.max_sq[i];
+      const double q = inv_s2p + q_data;
       // With a metric file, q alone: the file's M_j is capped by it (apply_metric).
       const double dj = r->options.metric.empty() ? std::max(h, q) : q;
       m[b.first + i] = dj > 0 ? static_cast<float>(1.0 / dj) : 0.0f;
+      if (visit_rule && q_data > 0) visit[b.first + i] = visit_bound(h, q_data);
     }
     return Status::ok();
   }, &source);
@@ -187,6 +209,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     in_rows(r->dim - 1);
     const double rows_term = r->options.metric.empty() ? std::max(n_rows, per_row) : per_row;
     m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * rows_term));
+    if (visit_rule) visit[r->dim - 1] = visit_bound(inv_s2p + c * n_rows, c * per_row);
   }
   if (!r->options.metric.empty()) {
     st = apply_metric(r->options.metric, r->dim, &m);
@@ -221,7 +244,29 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
                    " sampled rows, kick the largest (N/batch) c sum_j M_j x_ij^2 of a sampled row; " +
                    (r->options.metric.empty()
                         ? "M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)"
-                        : "M_j = min(sd_j^2 of --metric, 1 / (1/prior_var + c (N/batch) max_i x_ij^2))");
+                        : "M_j = min(sd_j^2 of --metric, 1 / (1/prior_var + c (N/batch) max_i x_ij^2))") +
+                   (visit_rule ? fmt::format(", then lowered by the visit rule to at most max({:g} / (c (N/batch) max_i x_ij^2), "
+                                             "{:g} / (c sum_i x_ij^2 kept_iterations)) / eta",
+                                             kVisitKick, kVisitRelaxations)
+                               : "");
+  }
+  uint64_t lowered = 0;
+  if (visit_rule) {
+    // M_j lowered to its bound over eta. The step, lambda and the kick stay those of the
+    // statistics' M: lambda and the kick only fall as M does, so the step stays stable, and
+    // deriving it again (a larger step for the coordinates the rule leaves alone) measured worse.
+    const double e = r->step;
+    m_min = std::numeric_limits<float>::infinity();
+    m_max = 0;
+    for (uint64_t j = 0; j < r->dim; ++j) {
+      const float cap = static_cast<float>(visit[j] / e);
+      if (cap < m[j]) {
+        m[j] = cap;
+        ++lowered;
+      }
+      m_max = std::max(m_max, m[j]);
+      m_min = std::min(m_min, m[j]);
+    }
   }
 
   // Levels a factor 2^delta apart, M rounded down (a smaller step: never less stable).
@@ -248,6 +293,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   r->precondition_m_max = m_max;
   r->precondition_lambda = lambda;
   r->precondition_kick = kick;
+  r->precondition_visit_lowered = lowered;
   r->setup_rows = sampled + (source == FeatureStatsSource::kComputed ? meta.rows : 0);  // the sample, and a pass if the store has no statistics
   *out = std::move(p);
   return Status::ok();

@@ -10,6 +10,10 @@
 // 1 / max(1.25 lambda, 4 kick), lambda the largest eigenvalue of M^1/2 H M^1/2 estimated by
 // power iteration on a sample of rows, kick the largest (N/n) c sum_j M_j x_ij^2 of a sampled
 // row (what one row brings to a variance-reduced estimate, all its coordinates at once).
+// For sampling at the default step, the visit rule then lowers M_j to max(0.03 / q'_j, 200 / (h_j I_kept)) / eta
+// where that is smaller (q'_j the data's part of q_j, I_kept the kept iterations): a row's
+// visit at random iterations biases the coordinate's variance by about eta M_j q'_j / 2, and the
+// second term keeps the coordinates whose rows are too few for it at their speed.
 // M is quantized down to levels a constant factor apart (sampler/lazy_state.hpp), which is
 // still a diagonal preconditioner: the dynamics stays exact for it.
 // Internal to the sampler layer.
@@ -42,7 +46,9 @@ std::string feature_stats_note(const Store& train);
 // Builds the preconditioner for the run r: its step is r->step if the user gave it (in M's
 // metric), else the default, written back with its rule, and r gets its figures (levels, M's
 // range, lambda, the rows read). Reads the per-feature statistics and a sample of rows.
-Status make_preconditioner(const Store& train, const model::Model& model, bool step_given, ResolvedSample* r,
-                           Preconditioner* out);
+// sampling: the visit rule lowers M where a row's visits would bias a sampler's variance
+// (`agld optimize` has no noise to bias, and keeps M as the statistics give it).
+Status make_preconditioner(const Store& train, const model::Model& model, bool step_given, bool sampling,
+                           ResolvedSample* r, Preconditioner* out);
 
 }  // namespace agld::sampler
