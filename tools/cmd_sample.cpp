@@ -492,7 +492,7 @@ void add_sample(Cli& cli) {
   c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);
   c->add_flag("--share-batches", a->opt.share_batches, "random orders: every chain reads the same batches (less I/O, chains no longer independent given the data)");
   c->add_option("--threads", a->opt.threads, "threads the chains run on (default: every core; the draws do not depend on it)");
-  c->add_option("--epochs", a->opt.epochs, "run length of each chain in passes of minibatches (default: 10 passes of the data, refreshes included; see docs/samplers.md)");
+  c->add_option("--epochs", a->opt.epochs, "run length of each chain in passes of minibatches (default: 20 passes of the data, refreshes included; see docs/samplers.md)");
   c->add_option("--iterations", a->opt.iterations, "run length of each chain in iterations");
   c->add_option("--burn-in", a->opt.burn_in, "iterations of each chain before states are kept (default half the run)");
   c->add_option("--thin", a->opt.thin, "keep every T-th state (default: 4 d / nnz of a batch, at most what keeps 100 states a chain)");
