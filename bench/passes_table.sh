@@ -12,6 +12,11 @@
 # default: none and diag. Every run: the default method unless FLAGS give one, 4 chains, seed
 # 0, linear, --intercept, --epochs 5, 10 and 20 (passes of minibatches; ptu and tmu read about
 # two passes for each).
+# ORACLE=lowd takes the low-dimensional oracle instead (docs/samplers.md, "The step on a
+# low-dimensional oracle"): bench/onehot_linear.py 2000000 3 --features 500 --reference, 501
+# coordinates, in DATA_DIR as lowd.svm, lowd.agld and lowd_exact.npy (about 3 minutes to make).
+# EPOCHS="5 10 20" (the default) lists the run lengths; "default" in it runs the default length.
+# SEED (default 0) seeds every run.
 # Prints one line per run: variant, epochs, passes read, within target, wall seconds.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,26 +25,35 @@ data=${2:-/tmp/agld-oracle}
 shift $(( $# >= 2 ? 2 : $# ))
 variants=("$@")
 (( ${#variants[@]} )) || variants=("none=--precondition none" "diag=--precondition diag")
+case ${ORACLE:-onehot} in
+  onehot) name=onehot_ref; gen=(1000000 1 --reference) ;;
+  lowd) name=lowd; gen=(2000000 3 --features 500 --reference) ;;
+  *) echo "ORACLE is onehot or lowd" >&2; exit 64 ;;
+esac
+epochs_list=${EPOCHS:-5 10 20}
+seed=${SEED:-0}
 mkdir -p "$data"
-if [[ ! -f "$data/onehot_ref_exact.npy" ]]; then
-  python3 "$here/onehot_linear.py" 1000000 1 --reference > "$data/onehot_ref.svm"
-  "$build/agld" convert "$data/onehot_ref.svm" -o "$data/onehot_ref.agld" -q
-  "$build/sparse_oracle" "$data/onehot_ref.agld" - --intercept --out "$data/onehot_ref_exact.npy" > /dev/null
+if [[ ! -f "$data/${name}_exact.npy" ]]; then
+  python3 "$here/onehot_linear.py" "${gen[@]}" > "$data/$name.svm"
+  "$build/agld" convert "$data/$name.svm" -o "$data/$name.agld" -q
+  "$build/sparse_oracle" "$data/$name.agld" - --intercept --out "$data/${name}_exact.npy" > /dev/null
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-printf '%-12s %6s %8s %8s %7s\n' variant epochs passes target wall_s
-for epochs in 5 10 20; do
+printf '%-12s %7s %8s %8s %7s\n' variant epochs passes target wall_s
+for epochs in $epochs_list; do
+  length=(--epochs "$epochs")
+  [[ $epochs == default ]] && length=()
   for v in "${variants[@]}"; do
-    name=${v%%=*}; flags=${v#*=}
-    out="$tmp/$name-$epochs"
+    variant=${v%%=*}; flags=${v#*=}
+    out="$tmp/$variant-$epochs"
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    "$build/agld" sample --train "$data/onehot_ref.agld" --model linear --intercept --epochs "$epochs" \
-      --seed 0 --out "$out" -q $flags 2> /dev/null
+    "$build/agld" sample --train "$data/$name.agld" --model linear --intercept "${length[@]}" \
+      --seed "$seed" --out "$out" -q $flags 2> /dev/null
     t1=$(date +%s.%N)
     passes=$(tail -1 "$out/metrics.csv" | cut -d, -f4)
-    target=$(python3 "$here/coordinate_classes.py" "$data/onehot_ref.svm" "$data/onehot_ref_exact.npy" "$out" | tail -1 | awk '{print $NF}')
-    printf '%-12s %6s %8.2f %8s %7.1f\n' "$name" "$epochs" "$passes" "$target" "$(echo "$t1 - $t0" | bc)"
+    target=$(python3 "$here/coordinate_classes.py" "$data/$name.svm" "$data/${name}_exact.npy" "$out" | tail -1 | awk '{print $NF}')
+    printf '%-12s %7s %8.2f %8s %7.1f\n' "$variant" "$epochs" "$passes" "$target" "$(echo "$t1 - $t0" | bc)"
   done
 done
