@@ -4,25 +4,35 @@
 # d = 1M (index j -> (j - 1) mod 1M + 1, duplicates in a row dropped), and the dense path on
 # both for contrast.
 #
-# An iteration's time is (T(3K) - T(K)) / 2K, from runs of K and 3K iterations (sampling
-# seconds in metrics.csv) of one chain: the setup (allocating and zeroing the state, the
-# starting pass) cancels, and the refresh passes, their O(d) catch-ups and the kept states
-# (one every 4 d / (nnz of a batch) iterations, the cost-based thinning) are amortised as in
-# a long run. AGLD=path/to/agld measures another binary (an A/B against an older build). Runs are interleaved; REPS of each; medians.
+# An iteration's time is (T(3K) - T(K)) / 2K within one run of 3K iterations of one chain, from
+# the sampling seconds that metrics.csv records at its evaluations (K, 2K, 3K; there is no test
+# set, so an evaluation only brings every coordinate current). The setup (allocating and
+# zeroing the state, the starting pass, the first pages touched) falls before K. The run keeps
+# one state, at 3K, so the interval holds two O(d) catch-ups (at 2K and 3K): one every K =
+# 200,000 iterations, about the default thinning's rate at d = 54.7M (a kept state every
+# 4 d / (nnz of a batch) = 198,860 iterations; at d = 1M the default keeps one every 3,636, so
+# this charges the 1M case less than a default run would and the ratio errs high). The refresh
+# passes and their catch-ups fall in the interval as in a long run. Two processes' totals
+# (T(3K) from one run, T(K) from another) were used before: on this shared host single figures
+# then ranged from 73 to 186 us for the same command. The runs are interleaved, REPS of each
+# (default 5); the ratio is the median of each repetition's pair (adjacent runs share the
+# host's state), beside the ratio of medians. The process's CPU time (user + sys, from
+# /usr/bin/time, setup included) is reported too, a check on the host's steal. AGLD=path/to/agld
+# measures another binary (an A/B against an older build).
 # The default 5M rows make N x 11 nonzeros about d (kdd12 itself, 149.6M rows, has about 30 d):
 # each refresh's work beside its pass weighs about 30 times more here than there, and with far
 # fewer rows it would dominate a pass. 3.6M of the 54.7M features occur in these rows.
 #
 #   bench/sample_bench.sh [ROWS]     (default 5000000)
-#   REPS=3 ITERS=100000 AGLD_BENCH_DIR=/some/disk bench/sample_bench.sh
+#   REPS=5 ITERS=200000 AGLD_BENCH_DIR=/some/disk bench/sample_bench.sh
 #   METHOD=tmu-ca-hmc2 bench/sample_bench.sh   (any --method; DENSE=0 skips the dense runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 [[ -n ${AGLD:-} ]] || bash scripts/build.sh >/dev/null
 ROWS=${1:-5000000}
-REPS=${REPS:-3}
-ITERS=${ITERS:-100000}
+REPS=${REPS:-5}
+ITERS=${ITERS:-200000}
 DENSE_ITERS=${DENSE_ITERS:-20}
 METHOD=${METHOD:-tmu-ca}
 DENSE=${DENSE:-1}
@@ -49,44 +59,57 @@ KEEP=$(grep -q -- --keep-order <<< "$("$AGLD" convert --help)" && echo --keep-or
 # shellcheck disable=SC2086
 [[ -f $DIR/kdd-small.agld ]] || "$AGLD" convert "$SMALL" -o "$DIR/kdd-small.agld" -q --features 1000000 $KEEP
 
-run() {  # store iterations extra... -> sampling seconds
+run() {  # store iterations extra... -> the run's directory (metrics.csv; sample-cpu: user and sys seconds)
   local store=$1 iters=$2; shift 2
-  local d=1000000
-  [[ $store == kdd-big.agld ]] && d=54686452
-  [[ " $* " == *" --thin "* ]] || set -- --thin $((4 * d / 1100)) "$@"
-  "$AGLD" sample --train "$DIR/$store" --method "$METHOD" --batch 100 --iterations "$iters" \
-    --evaluations 1 --memory 12G --seed 1 -q --out "$DIR/sample-run" $CHAINS $CKPT "$@"
-  tail -1 "$DIR/sample-run/metrics.csv" | cut -d, -f2
+  rm -rf "$DIR/sample-run"
+  /usr/bin/time -f "%U %S" -o "$DIR/sample-cpu" \
+    "$AGLD" sample --train "$DIR/$store" --method "$METHOD" --batch 100 --iterations "$iters" \
+    --evaluations 3 --memory 12G --seed 1 -q --out "$DIR/sample-run" $CHAINS $CKPT "$@"
+}
+seconds_at() {  # iteration -> the sampling seconds metrics.csv records there
+  awk -F, -v k="$1" '$1 == k { print $2 }' "$DIR/sample-run/metrics.csv"
 }
 
-declare -A T
+declare -A T C
 for r in $(seq "$REPS"); do
   for s in big small; do
-    t1=$(run kdd-$s.agld "$ITERS")
-    t3=$(run kdd-$s.agld $((3 * ITERS)))
+    run kdd-$s.agld $((3 * ITERS)) --burn-in $((3 * ITERS - 1)) --thin 1
+    t1=$(seconds_at "$ITERS")
+    t3=$(seconds_at $((3 * ITERS)))
+    [[ -n $t1 && -n $t3 ]] || { echo "no evaluation at $ITERS or $((3 * ITERS)) in metrics.csv" >&2; exit 1; }
     T[$s]+="$(python3 -c "print(($t3 - $t1) / (2 * $ITERS))") "
+    C[$s]+="$(awk '{ print $1 + $2 }' "$DIR/sample-cpu") "
   done
 done
 T[big_dense]=nan
 T[small_dense]=nan
 if [[ $DENSE == 1 ]]; then
-  T[big_dense]="$(run kdd-big.agld "$DENSE_ITERS" --dense --thin 1000000)"
-  T[small_dense]="$(run kdd-small.agld "$DENSE_ITERS" --dense --thin 1000000)"
+  run kdd-big.agld "$DENSE_ITERS" --dense --thin 1000000
+  T[big_dense]=$(seconds_at "$DENSE_ITERS")
+  run kdd-small.agld "$DENSE_ITERS" --dense --thin 1000000
+  T[small_dense]=$(seconds_at "$DENSE_ITERS")
 fi
 
-python3 - "$ROWS" "$ITERS" "$DENSE_ITERS" "${T[big]}" "${T[small]}" "${T[big_dense]}" "${T[small_dense]}" "$METHOD" <<'PY'
+python3 - "$ROWS" "$ITERS" "$DENSE_ITERS" "${T[big]}" "${T[small]}" "${T[big_dense]}" "${T[small_dense]}" "$METHOD" "${C[big]}" "${C[small]}" <<'PY'
 import statistics, sys
 rows, iters, dense_iters = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 method = sys.argv[8]
 big = [float(x) for x in sys.argv[4].split()]
 small = [float(x) for x in sys.argv[5].split()]
+cpu_big = [float(x) for x in sys.argv[9].split()]
+cpu_small = [float(x) for x in sys.argv[10].split()]
 bd, sd = float(sys.argv[6]) / dense_iters, float(sys.argv[7]) / dense_iters
 mb, ms = statistics.median(big), statistics.median(small)
-print(f"{method}, batch 100 (1,100 nonzeros an iteration), {rows} kdd12-shaped rows; (T({3*iters}) - T({iters})) / {2*iters}")
+print(f"{method}, batch 100 (1,100 nonzeros an iteration), {rows} kdd12-shaped rows; (T({3*iters}) - T({iters})) / {2*iters} within a run")
 print(f"{'what':34} {'us/iteration':>14}  runs")
 print(f"{'lazy, d = 54.7M':34} {mb*1e6:14.1f}  {' '.join(f'{x*1e6:.1f}' for x in big)}")
 print(f"{'lazy, d = 1M':34} {ms*1e6:14.1f}  {' '.join(f'{x*1e6:.1f}' for x in small)}")
-print(f"{'ratio (d = 54.7M / d = 1M)':34} {mb/ms:14.2f}")
+pairs = [b / s for b, s in zip(big, small)]
+print(f"{'ratio, median of the pairs':34} {statistics.median(pairs):14.2f}  {' '.join(f'{x:.2f}' for x in pairs)}")
+print(f"{'ratio of the medians':34} {mb/ms:14.2f}")
+cb, cs = statistics.median(cpu_big), statistics.median(cpu_small)
+print(f"{'CPU seconds of a run, d = 54.7M':34} {cb:14.1f}  {' '.join(f'{x:.1f}' for x in cpu_big)}  (setup included)")
+print(f"{'CPU seconds of a run, d = 1M':34} {cs:14.1f}  {' '.join(f'{x:.1f}' for x in cpu_small)}")
 print(f"{'dense, d = 54.7M':34} {bd*1e6:14.0f}  ({dense_iters} iterations, setup included)")
 print(f"{'dense, d = 1M':34} {sd*1e6:14.0f}")
 PY
