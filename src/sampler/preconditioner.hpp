@@ -10,10 +10,11 @@
 // 1 / max(1.25 lambda, 4 kick), lambda the largest eigenvalue of M^1/2 H M^1/2 estimated by
 // power iteration on a sample of rows, kick the largest (N/n) c sum_j M_j x_ij^2 of a sampled
 // row (what one row brings to a variance-reduced estimate, all its coordinates at once).
-// For sampling at the default step, the visit rule then lowers M_j to max(0.03 / q'_j, 200 / (h_j I_kept)) / eta
-// where that is smaller (q'_j the data's part of q_j, I_kept the kept iterations): a row's
-// visit at random iterations biases the coordinate's variance by about eta M_j q'_j / 2, and the
-// second term keeps the coordinates whose rows are too few for it at their speed.
+// For sampling at the default step, the visit rule then lowers M_j to
+// max(0.03 / q'_j, 200 / (h_j I_kept)) / eta where that is smaller (q'_j the data's part of
+// q_j, I_kept the kept iterations): a row's visit at random iterations biases the
+// coordinate's variance by about eta M_j q'_j / 2, and the second term keeps the coordinates
+// whose rows are too few for it at their speed.
 // M is quantized down to levels a constant factor apart (sampler/lazy_state.hpp), which is
 // still a diagonal preconditioner: the dynamics stays exact for it.
 // Internal to the sampler layer.

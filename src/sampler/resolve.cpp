@@ -26,9 +26,9 @@ constexpr uint64_t kIterationsPerPass = 1000;
 // The default run length, in passes of the data (docs/samplers.md, "Defaults": #15's budget;
 // measured against 10 on the oracles).
 constexpr double kDefaultPasses = 20;
-// Small stores, where kDefaultPasses passes cost little: at least the iterations that read kFloorRows rows
-// (and at most kFloorNnz nonzeros), up to kFloorIterations; at least kFloorOldIterations in
-// any case where those read under kFloorRows (stores of long rows).
+// Small stores, where kDefaultPasses passes cost little: at least the iterations that read
+// kFloorRows rows (and at most kFloorNnz nonzeros), up to kFloorIterations; at least
+// kFloorOldIterations in any case where those read under kFloorRows (stores of long rows).
 constexpr uint64_t kFloorIterations = 100000;
 constexpr uint64_t kFloorOldIterations = 10000;
 constexpr uint64_t kFloorRows = 10000000;
@@ -204,8 +204,8 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     r.iterations = static_cast<uint64_t>(std::ceil(*o.epochs * static_cast<double>(n_rows) / static_cast<double>(r.batch)));
     r.length_rule = "--epochs passes of minibatches";
   } else {
-    // kDefaultPasses passes of the data a chain, counting what the strategy reads at its start and its
-    // refreshes; small stores get more (kFloorIterations above).
+    // kDefaultPasses passes of the data a chain, counting what the strategy reads at its start
+    // and its refreshes; small stores get more (kFloorIterations above).
     const sampler::SnapshotInfo* info = find_snapshot(r.snapshot);
     const auto snap = info->make({n_rows, r.dim, r.refresh, r.snapshot_batch, model_obj.get()});
     Reads reads;
