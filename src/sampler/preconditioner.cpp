@@ -216,12 +216,17 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     if (!st.is_ok()) return st;
   }
   float m_max = 0, m_min = std::numeric_limits<float>::infinity();
-  for (float v : m) {
-    if (v > 0) {
-      m_max = std::max(m_max, v);
-      m_min = std::min(m_min, v);
+  auto m_range = [&] {  // M's range over the coordinates that have one (M_j > 0)
+    m_max = 0;
+    m_min = std::numeric_limits<float>::infinity();
+    for (float v : m) {
+      if (v > 0) {
+        m_max = std::max(m_max, v);
+        m_min = std::min(m_min, v);
+      }
     }
-  }
+  };
+  m_range();
   if (!(m_max > 0)) m_max = m_min = 1;  // no data and a flat prior: nothing to precondition
   for (float& v : m) {
     if (!(v > 0)) v = m_max;  // a flat prior's coordinate in no row: a random walk at the largest step
@@ -255,18 +260,14 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     // M_j lowered to its bound over eta. The step, lambda and the kick stay those of the
     // statistics' M: lambda and the kick only fall as M does, so the step stays stable, and
     // deriving it again (a larger step for the coordinates the rule leaves alone) measured worse.
-    const double e = r->step;
-    m_min = std::numeric_limits<float>::infinity();
-    m_max = 0;
     for (uint64_t j = 0; j < r->dim; ++j) {
-      const float cap = static_cast<float>(visit[j] / e);
+      const float cap = static_cast<float>(visit[j] / r->step);
       if (cap < m[j]) {
         m[j] = cap;
         ++lowered;
       }
-      m_max = std::max(m_max, m[j]);
-      m_min = std::min(m_min, m[j]);
     }
+    m_range();
   }
 
   // Levels a factor 2^delta apart, M rounded down (a smaller step: never less stable).

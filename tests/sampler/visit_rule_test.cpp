@@ -61,6 +61,7 @@ TEST(VisitRule, LowersWhatTheVisitsAfford) {
     expect_m(0, base(kN), "always on");
     for (uint32_t j = 1; j <= 20; ++j) expect_m(j, sampling ? bound(100, eta) : base(100), "100 rows");
     for (uint32_t j = 21; j <= 40; ++j) expect_m(j, base(2), "2 rows");
+    expect_m(41, 1.0, "in no row");  // the prior's alone: 1 / (1/s2p), no visit to bound
     EXPECT_EQ(rr.precondition_visit_lowered, sampling ? 20u : 0u);
   }
   // A given --step sets eta M_j itself: the rule, a bound on it, stays out of the way.
