@@ -46,7 +46,8 @@ class PeriodicTotal final : public Snapshot {
     add_rows(a, rows, coef_);
   }
 
-  // x~: empty before the start's refresh, else d values.
+  // x~: d values (empty before the start's refresh, but a checkpoint comes after it: an empty
+  // point in one would leave the shadows reading nothing).
   void save(checkpoint::CheckpointOut& out) const override {
     out.u32(checkpoint::tag("POIN"));
     out.array(std::span<const double>(point_));
@@ -55,7 +56,7 @@ class PeriodicTotal final : public Snapshot {
     AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("POIN"), "the snapshot point"));
     uint64_t n = 0;
     AGLD_RETURN_IF_ERROR(in.u64(&n));
-    if (n != 0 && n != p_.dim) return in.corrupt("a snapshot point of " + std::to_string(n) + " coordinates");
+    if (n != p_.dim) return in.corrupt("a snapshot point of " + std::to_string(n) + " coordinates");
     if (n > in.left() / sizeof(double)) return in.corrupt("the snapshot point runs past the end of the checkpoint");
     point_.reset(static_cast<size_t>(n));
     return in.elements(std::span<double>(point_.data(), point_.size()), "the snapshot point");

@@ -240,6 +240,17 @@ TEST(CheckpointRoundTrip, EverySnapshotStrategy) {
     if (a->state_bytes() > 0) {
       EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.message();
     }
+    // So is one saved before its start (its point or table still empty): a checkpoint comes
+    // after the start's refresh, and a resumed run would read the empty state (the CI's
+    // checkpoint fuzz finding, a table of 0 rows).
+    MemFile unstarted = saved([&](CheckpointOut& out) { info.make(p)->save(out); });
+    CheckpointIn early = open_in(unstarted);
+    st = info.make(p)->load(early);
+    if (a->state_bytes() > 0) {
+      EXPECT_EQ(st.code(), Status::Code::kCorruption) << st.message();
+    } else {
+      EXPECT_TRUE(st.is_ok()) << st.message();
+    }
   }
 }
 
