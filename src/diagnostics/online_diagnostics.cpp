@@ -48,7 +48,7 @@ OnlineDiagnostics::Place OnlineDiagnostics::place(uint64_t t) const {
   return Place::kInBatch;
 }
 
-void OnlineDiagnostics::add(std::span<const std::span<const double>> states, uint64_t i0, uint64_t i1) {
+void OnlineDiagnostics::add(std::span<const StridedSpan<const double>> states, uint64_t i0, uint64_t i1) {
   const Place p = place(t_);
   if (p == Place::kSkip) return;
   const uint64_t blen = in_batch_ + 1, hlen = in_half_ + 1;

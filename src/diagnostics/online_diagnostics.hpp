@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "common/strided_span.hpp"
 #include "output/checkpoint_io.hpp"
 
 namespace agld::diagnostics {
@@ -40,7 +41,7 @@ class OnlineDiagnostics {
 
   // The draw of every chain at the current kept iteration, for covered indices [i0, i1)
   // (disjoint ranges may run at once); then next_draw(), once.
-  void add(std::span<const std::span<const double>> states, uint64_t i0, uint64_t i1);
+  void add(std::span<const StridedSpan<const double>> states, uint64_t i0, uint64_t i1);
   void next_draw();
 
   // Between kept draws: the coordinates covered and every running sum. load() reads into

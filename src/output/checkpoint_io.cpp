@@ -117,7 +117,7 @@ Status CheckpointIn::corrupt(const std::string& what) const {
 Status CheckpointIn::get(void* p, size_t n, const char* what) {
   if (n > left()) return corrupt(std::string(what) + " runs past the end of the checkpoint");
   if (n) std::memcpy(p, bytes_.data() + at_, n);
-  if (file_ && n >= (size_t{1} << 20)) file_->drop_cache(at_, n);
+  release(at_, n);
   at_ += n;
   return Status::ok();
 }

@@ -61,6 +61,16 @@ class CheckpointOut {
   }
   template <typename T>
   void array(const std::vector<T>& a) { array(std::span<const T>(a)); }
+  // The same bytes as array() for n values not contiguous in memory: get(i) is the i-th.
+  template <typename T, typename Get>
+  void array_by(uint64_t n, Get get) {
+    static_assert(std::is_arithmetic_v<T>);
+    u64(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      const T v = get(i);
+      put(&v, sizeof(T));
+    }
+  }
 
   // Writes the trailer (the file is then complete but not committed).
   Status finish();
@@ -103,6 +113,27 @@ class CheckpointIn {
     }
     return get(out.data(), out.size() * sizeof(T), what);
   }
+  // What array() reads, for n values not contiguous in memory: set(i, value) for each.
+  template <typename T, typename Set>
+  Status array_by(uint64_t n, Set set, const char* what) {
+    static_assert(std::is_arithmetic_v<T>);
+    uint64_t count = 0;
+    AGLD_RETURN_IF_ERROR(u64(&count));
+    if (count != n) {
+      return corrupt(std::string(what) + " holds " + std::to_string(count) + " values where the run has " +
+                     std::to_string(n));
+    }
+    if (n > left() / sizeof(T)) return corrupt(std::string(what) + " runs past the end of the checkpoint");
+    const uint64_t from = at_;
+    for (uint64_t i = 0; i < n; ++i) {
+      T v;
+      std::memcpy(&v, bytes_.data() + at_, sizeof(T));
+      at_ += sizeof(T);
+      set(i, v);
+    }
+    release(from, n * sizeof(T));
+    return Status::ok();
+  }
   // An array whose count was read apart: its n elements, into out.
   template <typename T>
   Status elements(std::span<T> out, const char* what) {
@@ -131,6 +162,10 @@ class CheckpointIn {
  private:
   static Status open_in(ByteSpan bytes, const std::string& name, const ReadableFile* file, CheckpointIn* out);
   Status get(void* p, size_t n, const char* what);
+  // Read bytes [from, from + n): their pages may leave the cache (large reads alone).
+  void release(uint64_t from, uint64_t n) const {
+    if (file_ && n >= (uint64_t{1} << 20)) file_->drop_cache(from, n);
+  }
 
   const ReadableFile* file_ = nullptr;  // for drop_cache hints; null over bytes
   ByteSpan bytes_;

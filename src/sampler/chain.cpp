@@ -43,8 +43,7 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
       cfg_(config),
       snap_(std::move(snapshot)),
       noise_(chain_seed(seed, id), config.temperature > 0),
-      state_(config.dim, levels(config), inverse_prior_var(config.prior_var), config.level) {
-  if (snap_->has_aggregate()) a_.reset(cfg_.dim);
+      state_(config.dim, levels(config), inverse_prior_var(config.prior_var), config.level, snap_->has_aggregate()) {
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
   draw_.chain = id;
 }
@@ -57,30 +56,31 @@ uint64_t Chain::dynamics_bytes(int state_dim, uint64_t levels) {
 }
 
 uint64_t Chain::state_bytes(const Snapshot& snap, uint64_t dim, int state_dim) {
-  return dim * (LazyState::bytes_per_coordinate(state_dim) + (snap.has_aggregate() ? 8 : 0) + (snap.full_batch() ? 8 : 0)) +
+  return dim * (LazyState::bytes_per_coordinate(state_dim, snap.has_aggregate()) + (snap.full_batch() ? 8 : 0)) +
          snap.state_bytes();
 }
 
 void Chain::start_dispersed() {
-  std::span<double> x = state_.x();
+  const StridedSpan<double> x = state_.x();
   if (std::isinf(cfg_.prior_var)) {
     boost::random::uniform_real_distribution<double> u(-2.0, 2.0);
-    for (double& v : x) v = u(noise_.engine());
+    for (size_t j = 0; j < x.size(); ++j) x[j] = u(noise_.engine());
   } else {
     const double sd = std::sqrt(cfg_.prior_var);
-    for (double& v : x) v = sd * noise_();
+    for (size_t j = 0; j < x.size(); ++j) x[j] = sd * noise_();
   }
   start_momenta();
 }
 
 void Chain::start_momenta() {
   // The momentum's stationary law: N(0, T) in phi units (unit mass; no noise at T = 0: 0).
-  for (double& v : state_.p()) v = noise_();
+  const StridedSpan<double> p = state_.p();
+  for (size_t j = 0; j < p.size(); ++j) p[j] = noise_();
 }
 
 void Chain::start_around(const CoordinateFile& init) {
   start_dispersed();  // the spread where the file gives none (and the momenta)
-  std::span<double> x = state_.x();
+  const StridedSpan<double> x = state_.x();
   const double prior_sd = std::isinf(cfg_.prior_var) ? 1.0 : std::sqrt(cfg_.prior_var);
   for (uint64_t j = 0; j < x.size(); ++j) {
     const double spread = init.cols() > 1 ? init.at(j, 1) * (x[j] / prior_sd) : x[j];
@@ -112,14 +112,14 @@ Status Chain::left_posterior(uint64_t k, double sq) const {
 Status Chain::catch_up_rows(uint64_t k) {
   if (cfg_.in_rows.empty()) return sync(k);
   double sq = 0;
-  if (!state_.catch_up_rows(k, a_, noise_, cfg_.in_rows, &sq)) return diverged(k);
+  if (!state_.catch_up_rows(k, noise_, cfg_.in_rows, &sq)) return diverged(k);
   // Part of |theta|^2: beyond the radius, the whole is too.
   if (sq > cfg_.divergence_radius * cfg_.divergence_radius) return left_posterior(k, sq);
   return Status::ok();
 }
 
 Status Chain::sync(uint64_t k, bool keep) {
-  if (!state_.sync(k, a_, noise_, &sq_)) return diverged(k);
+  if (!state_.sync(k, noise_, &sq_)) return diverged(k);
   if (sq_ > cfg_.divergence_radius * cfg_.divergence_radius) return left_posterior(k, sq_);
   if (keep) {
     draw_.iteration = k;
@@ -146,7 +146,7 @@ std::span<const double> dots(const Batch& b, std::vector<double>& out, Value val
 }  // namespace
 
 std::span<const double> Chain::margins(const Batch& b) {
-  return dots(b, margins_, [this](uint32_t j) { return state_.x(j); }, [this](uint32_t j) { state_.prefetch_x(j); });
+  return dots(b, margins_, [this](uint32_t j) { return state_.x(j); }, [this](uint32_t j) { state_.prefetch(j); });
 }
 
 std::span<const double> Chain::eval_margins(const Batch& b) {
@@ -155,12 +155,12 @@ std::span<const double> Chain::eval_margins(const Batch& b) {
 }
 
 std::span<const double> Chain::theta_margins(const Batch& b) {
-  return dots(b, theta_margins_, [this](uint32_t j) { return state_.x(j); }, [this](uint32_t j) { state_.prefetch_x(j); });
+  return dots(b, theta_margins_, [this](uint32_t j) { return state_.x(j); }, [this](uint32_t j) { state_.prefetch(j); });
 }
 
 std::span<const double> Chain::refresh_piece(const Batch& rows) {
   const std::span<const double> m = eval_margins(rows);
-  snap_->refresh_piece(rows, m, a_);
+  snap_->refresh_piece(rows, m, state_.a());
   return m;
 }
 
@@ -169,14 +169,11 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   margins_.resize(n);
   s_.resize(n);
   sh_.resize(n);
-  // The batch's coordinates are scattered over d: ask for their state's cache lines (and
-  // their aggregate's, which the jump reads) first, so that the misses overlap instead of
-  // queueing behind each jump (bench/sample_bench.sh).
+  // The batch's coordinates are scattered over d: ask for their records' cache lines (the
+  // aggregate entry, which the jump reads, is in the record) first, so that the misses overlap
+  // instead of queueing behind each jump (bench/sample_bench.sh).
   for (size_t i = 0; i < n; ++i) {
-    for (uint32_t j : b.row_indices(i)) {
-      state_.prefetch(j);
-      if (!a_.empty()) __builtin_prefetch(&a_[j]);
-    }
+    for (uint32_t j : b.row_indices(i)) state_.prefetch(j);
   }
   for (size_t i = 0; i < n; ++i) {
     const auto idx = b.row_indices(i);
@@ -184,7 +181,7 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     double m = 0;
     for (size_t e = 0; e < idx.size(); ++e) {
       const uint32_t j = idx[e];
-      if (!state_.in_support(j)) state_.enter(j, k, a_of(j), noise_);
+      if (!state_.in_support(j)) state_.enter(j, k, noise_);
       m += state_.eval(j) * val[e];
     }
     if (!std::isfinite(m)) {
@@ -229,7 +226,7 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     for (size_t s = 0; s < support.size(); ++s) state_.step_support(s, g_[s] + a_of(support[s]), noise_);
     state_.leave_support(k + 1);
   }
-  snap_->after_step(b, s_, a_);
+  snap_->after_step(b, s_, state_.a());
   return Status::ok();
 }
 
@@ -238,7 +235,7 @@ void Chain::save(checkpoint::CheckpointOut& out) const {
   out.u64(id_);
   state_.save(out);
   noise_.save(out);
-  out.array(std::span<const double>(a_));
+  state_.save_aggregate(out);
   out.array(std::span<const double>(grad_));
   out.f64(full_loss_);
   out.f64(sq_);
@@ -255,7 +252,7 @@ Status Chain::load(checkpoint::CheckpointIn& in) {
   if (id != id_) return in.corrupt("chain " + std::to_string(id) + " where chain " + std::to_string(id_) + " was expected");
   AGLD_RETURN_IF_ERROR(state_.load(in));
   AGLD_RETURN_IF_ERROR(noise_.load(in));
-  AGLD_RETURN_IF_ERROR(in.array(std::span<double>(a_), "a chain's aggregate"));
+  AGLD_RETURN_IF_ERROR(state_.load_aggregate(in));
   AGLD_RETURN_IF_ERROR(in.array(std::span<double>(grad_), "a chain's gradient"));
   AGLD_RETURN_IF_ERROR(in.f64(&full_loss_));
   AGLD_RETURN_IF_ERROR(in.f64(&sq_));

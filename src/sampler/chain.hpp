@@ -15,6 +15,7 @@
 #include "agld/reader.hpp"
 #include "agld/sample.hpp"
 #include "common/huge_array.hpp"
+#include "common/strided_span.hpp"
 #include "model/model.hpp"
 #include "sampler/coordinate_file.hpp"
 #include "sampler/lazy_state.hpp"
@@ -65,7 +66,7 @@ class Chain {
 
   uint64_t id() const { return id_; }
   Snapshot& snapshot() { return *snap_; }
-  std::span<const double> theta() const { return state_.x(); }
+  StridedSpan<const double> theta() const { return state_.x(); }
   const DrawRecord& draw() const { return draw_; }
 
   // x_0: each coordinate drawn from the prior N(0, prior_var) (uniform on (-2, 2) for a
@@ -94,11 +95,11 @@ class Chain {
   // A refresh at theta (current everywhere): begin, pieces, as the strategy asks. A piece's
   // margins theta . x_i are returned (valid until the next call).
   void begin_refresh() {
-    snap_->begin_refresh([this](std::span<double> out) { state_.eval_all(out); }, a_);
+    snap_->begin_refresh([this](std::span<double> out) { state_.eval_all(out); }, state_.a());
   }
   std::span<const double> refresh_piece(const Batch& rows);
-  // The aggregate A (empty for strategies without one).
-  std::span<const double> aggregate() const { return a_; }
+  // The aggregate A (empty for strategies without one), kept in the lazy state's records.
+  StridedSpan<const double> aggregate() const { return state_.a(); }
 
   // The chain's whole state between two iterations: coordinates and stamps, noise, the
   // aggregate, `full`'s gradient, the kept state's record and the strategy's state. load()
@@ -113,7 +114,7 @@ class Chain {
   std::span<const double> eval_margins(const Batch& rows);
 
  private:
-  double a_of(uint32_t j) const { return a_.empty() ? 0.0 : a_[j]; }
+  double a_of(uint32_t j) const { return state_.has_aggregate() ? state_.a()[j] : 0.0; }
   void start_momenta();
   // theta . x_i (every coordinate of the rows current) into theta_margins_: lp__ where the
   // gradient's margins are at hmc2's midpoint.
@@ -126,8 +127,7 @@ class Chain {
   ChainConfig cfg_;
   std::unique_ptr<Snapshot> snap_;
   Noise noise_;
-  LazyState state_;
-  HugeArray<double> a_;     // the aggregate A (strategies with one)
+  LazyState state_;         // with the aggregate A (strategies with one)
   HugeArray<double> grad_;  // `full`: the whole gradient of a step
   double full_loss_ = 0;    // `full`: the loss at theta of the rows so far
   double sq_ = 0;           // |theta|^2 at the last kept sync

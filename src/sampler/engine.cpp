@@ -136,8 +136,8 @@ class Engine {
   // Rows of each stream's sequence the main reader has delivered (its batches hold `batch`
   // rows of each).
   uint64_t main_position() const { return main_ ? main_start_ + main_->stats().batches * run_.batch : 0; }
-  std::vector<std::span<const double>> states() const {
-    std::vector<std::span<const double>> s;
+  std::vector<StridedSpan<const double>> states() const {
+    std::vector<StridedSpan<const double>> s;
     for (const auto& c : chains_) s.push_back(c->theta());
     return s;
   }

@@ -1,5 +1,6 @@
 // The lazy per-coordinate state of one chain (ALGORITHMS.md section 4): the positions x and,
-// per coordinate, the iteration it was last brought to. Between two touches of coordinate j
+// per coordinate, the iteration it was last brought to (and the momenta and the aggregate's
+// entries, which its jumps read: all of a coordinate's numbers in one record). Between two touches of coordinate j
 // the dynamics is a linear Gaussian recursion with constant coefficients (A_j changes only
 // when a row with j is in the batch, or at a refresh), so the steps j skipped are applied in
 // one exact jump when j is next read (bring). Internal to the sampler layer.
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "common/huge_array.hpp"
+#include "common/strided_span.hpp"
 #include "output/checkpoint_io.hpp"
 #include "sampler/dynamics.hpp"
 
@@ -83,67 +85,77 @@ class LazyState {
   static constexpr size_t kMaxLevels = 128;
 
   // d coordinates at zero (momenta too), each with dynamics levels[level[j]] (level null: every
-  // coordinate at level 0). The levels' jump memos are the chain's own: not shared.
-  LazyState(uint64_t d, std::vector<CoordinateDynamics> levels, double inv_prior_var, const uint8_t* level = nullptr)
-      : dyn_(std::move(levels)), inv_prior_var_(inv_prior_var), x_(d), stamp_(d) {
+  // coordinate at level 0); with `aggregate`, each also keeps its entry of the snapshot
+  // strategy's aggregate A (zero). The levels' jump memos are the chain's own: not shared.
+  LazyState(uint64_t d, std::vector<CoordinateDynamics> levels, double inv_prior_var, const uint8_t* level = nullptr,
+            bool aggregate = false)
+      : dyn_(std::move(levels)), inv_prior_var_(inv_prior_var), d_(d), stamp_(d) {
     two_ = dyn_.front().jumps.dim() == 2;
-    if (two_) p_.reset(d);
+    agg_ = aggregate;
+    w_ = width(two_ ? 2 : 1, agg_);
+    rec_.reset(d * w_);
     for (const CoordinateDynamics& l : dyn_) midpoint_ |= l.eval_shift != 0;
     if (level) {
-      for (uint64_t j = 0; j < d; ++j) stamp_[j] = static_cast<uint32_t>(level[j]) << kLevelShift;
+      for (uint64_t j = 0; j < d; ++j) set_stamp(static_cast<uint32_t>(j), static_cast<uint32_t>(level[j]) << kLevelShift);
     }
   }
 
-  // Bytes a coordinate costs with a state of state_dim numbers.
-  static constexpr uint64_t bytes_per_coordinate(int state_dim) {
-    return sizeof(double) * static_cast<uint64_t>(state_dim) + sizeof(uint32_t);
+  // Bytes a coordinate costs with a state of state_dim numbers (and an aggregate entry).
+  static constexpr uint64_t bytes_per_coordinate(int state_dim, bool aggregate) {
+    return sizeof(double) * width(state_dim, aggregate) + sizeof(uint32_t);
   }
 
-  uint64_t dim() const { return x_.size(); }
+  uint64_t dim() const { return d_; }
   bool has_momentum() const { return two_; }
+  bool has_aggregate() const { return agg_; }
   bool midpoint() const { return midpoint_; }
   // The prior's precision (the same at every level).
   double inv_prior_var() const { return inv_prior_var_; }
-  std::span<double> x() { return x_; }
-  std::span<const double> x() const { return x_; }
-  double x(uint32_t j) const { return x_[j]; }
-  std::span<double> p() { return p_; }
-  std::span<const double> p() const { return p_; }
+  // The positions, the momenta (empty for ld) and the aggregate (empty without one), as
+  // views into the records.
+  StridedSpan<double> x() { return {rec_.data(), d_, w_}; }
+  StridedSpan<const double> x() const { return {rec_.data(), d_, w_}; }
+  double x(uint32_t j) const { return rec(j)[0]; }
+  StridedSpan<double> p() { return two_ ? StridedSpan<double>(rec_.data() + 1, d_, w_) : StridedSpan<double>(); }
+  StridedSpan<double> a() { return agg_ ? StridedSpan<double>(rec_.data() + 1 + two_, d_, w_) : StridedSpan<double>(); }
+  StridedSpan<const double> a() const {
+    return agg_ ? StridedSpan<const double>(rec_.data() + 1 + two_, d_, w_) : StridedSpan<const double>();
+  }
   // Where coordinate j's gradient is evaluated (in the support or not): x_j, or hmc2's
   // midpoint x_j + c p_j.
   double eval(uint32_t j) const {
-    if (!midpoint_) return x_[j];
-    return x_[j] + dyn_[level(j)].eval_shift * p_[j];
+    const double* r = rec(j);
+    if (!midpoint_) return r[0];
+    return r[0] + dyn_[level(j)].eval_shift * r[1];
   }
 
   // Every coordinate's gradient point into out (d long; the support empty).
   void eval_all(std::span<double> out) const {
-    if (!midpoint_) {
-      std::copy(x_.begin(), x_.end(), out.begin());
-      return;
+    for (uint64_t j = 0; j < d_; ++j) {
+      const double* r = rec(static_cast<uint32_t>(j));
+      out[j] = midpoint_ ? r[0] + dyn_[level_of(stamp(static_cast<uint32_t>(j)))].eval_shift * r[1] : r[0];
     }
-    for (uint64_t j = 0; j < x_.size(); ++j) out[j] = x_[j] + dyn_[level_of(stamp_[j])].eval_shift * p_[j];
   }
 
-  // Brings j (not in the support) to time k: the steps it skipped, in one exact jump (a_j:
-  // its aggregate).
-  void bring(uint32_t j, uint64_t k, double a_j, Noise& noise) {
+  // Brings j (not in the support) to time k: the steps it skipped, in one exact jump with its
+  // aggregate entry.
+  void bring(uint32_t j, uint64_t k, Noise& noise) {
     const uint32_t now = offset(k);
-    const uint32_t st = stamp_[j];
+    const uint32_t st = stamp(j);
     const uint32_t gap = now - (st & kOffsetMask);
-    if (gap) advance(j, level_of(st), a_j, gap, noise);
-    stamp_[j] = (st & kLevelMask) | now;
+    if (gap) advance(j, level_of(st), agg_ ? rec(j)[1 + two_] : 0.0, gap, noise);
+    set_stamp(j, (st & kLevelMask) | now);
   }
 
   // The support of iteration k. enter() brings j to k and gives it the next slot; slot()
   // is then its place; leave_support() steps nothing but stamps the support k + 1 (after
   // the caller has stepped it) or k (not stepped).
-  bool in_support(uint32_t j) const { return (stamp_[j] & kInSupport) != 0; }
-  uint32_t slot(uint32_t j) const { return stamp_[j] & ~kInSupport; }
-  void enter(uint32_t j, uint64_t k, double a_j, Noise& noise) {
-    bring(j, k, a_j, noise);
-    support_level_.push_back(static_cast<uint8_t>(level_of(stamp_[j])));
-    stamp_[j] = kInSupport | static_cast<uint32_t>(support_.size());
+  bool in_support(uint32_t j) const { return (stamp(j) & kInSupport) != 0; }
+  uint32_t slot(uint32_t j) const { return stamp(j) & ~kInSupport; }
+  void enter(uint32_t j, uint64_t k, Noise& noise) {
+    bring(j, k, noise);
+    support_level_.push_back(static_cast<uint8_t>(level_of(stamp(j))));
+    set_stamp(j, kInSupport | static_cast<uint32_t>(support_.size()));
     support_.push_back(j);
   }
   std::span<const uint32_t> support() const { return support_; }
@@ -152,43 +164,40 @@ class LazyState {
   void step_support(size_t s, double a, Noise& noise) { advance(support_[s], support_level_[s], a, 1, noise); }
   // One step of coordinate j (the dense and full-batch paths: every coordinate at once).
   void step_one(uint32_t j, double a, Noise& noise) { advance(j, level(j), a, 1, noise); }
-  bool finite(uint32_t j) const { return std::isfinite(x_[j]) && (!two_ || std::isfinite(p_[j])); }
+  bool finite(uint32_t j) const { return std::isfinite(rec(j)[0]) && (!two_ || std::isfinite(rec(j)[1])); }
   void leave_support(uint64_t at) {
     const uint32_t s = offset(at);
     for (size_t i = 0; i < support_.size(); ++i) {
-      stamp_[support_[i]] = (static_cast<uint32_t>(support_level_[i]) << kLevelShift) | s;
+      set_stamp(support_[i], (static_cast<uint32_t>(support_level_[i]) << kLevelShift) | s);
     }
     support_.clear();
     support_level_.clear();
   }
-  // Prefetches coordinate j's position alone (a dot at theta).
-  void prefetch_x(uint32_t j) const { __builtin_prefetch(&x_[j]); }
-  // Prefetches the state of coordinate j (its cache lines, before a walk of the batch).
+  // Prefetches coordinate j's record (its position, momentum and aggregate entry) and stamp,
+  // before a walk of the batch. A record of three numbers may end on the next cache line.
   void prefetch(uint32_t j) const {
+    const double* r = rec(j);
     __builtin_prefetch(&stamp_[j]);
-    __builtin_prefetch(&x_[j]);
-    if (two_) __builtin_prefetch(&p_[j]);
+    __builtin_prefetch(r);
+    if (w_ == 3) __builtin_prefetch(r + 2);
   }
 
-  // Brings every coordinate to k (a: the aggregate, empty for none). Returns whether every
-  // coordinate (position and momentum) is finite; *sq (if given) gets |x|^2.
-  bool sync(uint64_t k, std::span<const double> a, Noise& noise, double* sq = nullptr) {
-    bool finite = true;
+  // Brings every coordinate to k. Returns whether every coordinate (position and momentum) is
+  // finite; *sq (if given) gets |x|^2.
+  bool sync(uint64_t k, Noise& noise, double* sq = nullptr) {
+    bool finite_all = true;
     double s = 0;
-    const uint64_t d = x_.size();
-    for (uint64_t j = 0; j < d; ++j) {
-      bring(static_cast<uint32_t>(j), k, a.empty() ? 0.0 : a[j], noise);
-      stamp_[j] &= kLevelMask;
-      const double v = x_[j];
-      finite &= std::isfinite(v);
+    for (uint64_t j = 0; j < d_; ++j) {
+      const uint32_t jj = static_cast<uint32_t>(j);
+      bring(jj, k, noise);
+      set_stamp(jj, stamp(jj) & kLevelMask);
+      const double v = rec(jj)[0];
+      finite_all &= finite(jj);
       s += v * v;
-    }
-    if (two_) {
-      for (double v : p_) finite &= std::isfinite(v);
     }
     base_ = k;
     if (sq) *sq = s;
-    return finite;
+    return finite_all;
   }
   // Brings to k the coordinates whose bit is set in `in_rows` (bit j of word j / 64: the
   // coordinates some row of the store has) and leaves the others where they are: a refresh
@@ -196,47 +205,51 @@ class LazyState {
   // jump over the refresh is the same in one piece or two, and it is brought current when
   // every coordinate is (sync). The stamps stay offsets from the last sync. Returns whether
   // every coordinate brought is finite; *sq (if given) gets their |x|^2.
-  bool catch_up_rows(uint64_t k, std::span<const double> a, Noise& noise, std::span<const uint64_t> in_rows,
-                     double* sq = nullptr) {
-    bool finite = true;
+  bool catch_up_rows(uint64_t k, Noise& noise, std::span<const uint64_t> in_rows, double* sq = nullptr) {
+    bool finite_all = true;
     double s = 0;
-    const uint64_t d = x_.size();
     for (uint64_t w = 0; w < in_rows.size(); ++w) {
       for (uint64_t bits = in_rows[w]; bits != 0; bits &= bits - 1) {
         const uint64_t j = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
-        if (j >= d) break;
-        bring(static_cast<uint32_t>(j), k, a.empty() ? 0.0 : a[j], noise);
-        finite &= std::isfinite(x_[j]) && (!two_ || std::isfinite(p_[j]));
-        s += x_[j] * x_[j];
+        if (j >= d_) break;
+        const uint32_t jj = static_cast<uint32_t>(j);
+        bring(jj, k, noise);
+        finite_all &= finite(jj);
+        s += rec(jj)[0] * rec(jj)[0];
       }
     }
     if (sq) *sq = s;
-    return finite;
+    return finite_all;
   }
   // After a step of every coordinate at once (the dense and full-batch paths): all are at k.
   void all_at(uint64_t k) {
     base_ = k;
-    for (uint32_t& st : stamp_) st &= kLevelMask;
+    for (uint64_t j = 0; j < d_; ++j) set_stamp(static_cast<uint32_t>(j), stamp(static_cast<uint32_t>(j)) & kLevelMask);
   }
   bool gap_due(uint64_t k) const { return k - base_ >= kMaxGap; }
 
-  // Between iterations (the support empty): x, the momenta, the stamps and the last sync.
-  // load() checks every stamp against the levels this run has, so that a damaged checkpoint
-  // cannot send a coordinate to a dynamics that does not exist.
+  // Between iterations (the support empty): x, the momenta, the stamps and the last sync, each
+  // as one array. load() checks every stamp against the levels this run has, so that a damaged
+  // checkpoint cannot send a coordinate to a dynamics that does not exist. The aggregate is the
+  // chain's to save (save_aggregate), after its noise.
   void save(checkpoint::CheckpointOut& out) const {
     out.u32(checkpoint::tag("LAZY"));
     out.u64(base_);
-    out.array(std::span<const double>(x_));
-    out.array(std::span<const double>(p_));
-    out.array(std::span<const uint32_t>(stamp_));
+    out.array_by<double>(d_, [&](uint64_t j) { return rec(static_cast<uint32_t>(j))[0]; });
+    out.array_by<double>(two_ ? d_ : 0, [&](uint64_t j) { return rec(static_cast<uint32_t>(j))[1]; });
+    out.array_by<uint32_t>(d_, [&](uint64_t j) { return stamp(static_cast<uint32_t>(j)); });
   }
   Status load(checkpoint::CheckpointIn& in) {
     AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("LAZY"), "a chain's coordinates"));
     AGLD_RETURN_IF_ERROR(in.u64(&base_));
-    AGLD_RETURN_IF_ERROR(in.array(std::span<double>(x_), "a chain's coordinates"));
-    AGLD_RETURN_IF_ERROR(in.array(std::span<double>(p_), "a chain's momenta"));
-    AGLD_RETURN_IF_ERROR(in.array(std::span<uint32_t>(stamp_), "a chain's stamps"));
-    for (uint32_t st : stamp_) {
+    AGLD_RETURN_IF_ERROR(in.array_by<double>(d_, [&](uint64_t j, double v) { rec(static_cast<uint32_t>(j))[0] = v; },
+                                             "a chain's coordinates"));
+    AGLD_RETURN_IF_ERROR(in.array_by<double>(two_ ? d_ : 0, [&](uint64_t j, double v) { rec(static_cast<uint32_t>(j))[1] = v; },
+                                             "a chain's momenta"));
+    AGLD_RETURN_IF_ERROR(in.array_by<uint32_t>(d_, [&](uint64_t j, uint32_t v) { set_stamp(static_cast<uint32_t>(j), v); },
+                                               "a chain's stamps"));
+    for (uint64_t j = 0; j < d_; ++j) {
+      const uint32_t st = stamp(static_cast<uint32_t>(j));
       if ((st & kInSupport) || level_of(st) >= dyn_.size() || (st & kOffsetMask) > kMaxGap) {
         return in.corrupt("a chain's stamp " + std::to_string(st) + " is not one this run can have");
       }
@@ -245,27 +258,50 @@ class LazyState {
     support_level_.clear();
     return Status::ok();
   }
+  // The aggregate as one array (empty without one).
+  void save_aggregate(checkpoint::CheckpointOut& out) const {
+    out.array_by<double>(agg_ ? d_ : 0, [&](uint64_t j) { return rec(static_cast<uint32_t>(j))[1 + two_]; });
+  }
+  Status load_aggregate(checkpoint::CheckpointIn& in) {
+    return in.array_by<double>(agg_ ? d_ : 0, [&](uint64_t j, double v) { rec(static_cast<uint32_t>(j))[1 + two_] = v; },
+                               "a chain's aggregate");
+  }
 
  private:
+  // A coordinate's record, in doubles: x, the momentum (two numbers a coordinate) and the
+  // aggregate entry. The numbers a jump of coordinate j reads are together, so they cost one
+  // cache miss (two when a record of three crosses a line), not one an array: at d = 54.7M
+  // each array is hundreds of MB, read at random. The stamps stay an array of their own (in
+  // the record they would cost 8 bytes a coordinate, not 4).
+  static constexpr uint64_t width(int state_dim, bool aggregate) {
+    return static_cast<uint64_t>(state_dim) + (aggregate ? 1 : 0);
+  }
+  double* rec(uint32_t j) { return rec_.data() + uint64_t{j} * w_; }
+  const double* rec(uint32_t j) const { return rec_.data() + uint64_t{j} * w_; }
+  uint32_t stamp(uint32_t j) const { return stamp_[j]; }
+  void set_stamp(uint32_t j, uint32_t s) { stamp_[j] = s; }
   static uint32_t level_of(uint32_t stamp) { return (stamp & kLevelMask) >> kLevelShift; }
-  uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp_[j]); }
+  uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp(j)); }
   uint32_t offset(uint64_t k) const { return static_cast<uint32_t>(k - base_); }
   // k steps of coordinate j at level l with constant gradient term a.
   void advance(uint32_t j, uint32_t l, double a, uint64_t k, Noise& noise) {
     const GaussianJumps& jumps = dyn_[l].jumps;
+    double* r = rec(j);
     if (two_) {
-      jumps.apply(x_[j], p_[j], a, k, noise);
+      jumps.apply(r[0], r[1], a, k, noise);
     } else {
-      x_[j] = jumps.apply(x_[j], a, k, noise());
+      r[0] = jumps.apply(r[0], a, k, noise());
     }
   }
 
   std::vector<CoordinateDynamics> dyn_;  // a level's dynamics
   double inv_prior_var_;
+  uint64_t d_;
   bool two_ = false;       // a momentum a coordinate
+  bool agg_ = false;       // an aggregate entry a coordinate
   bool midpoint_ = false;  // the gradient at x + c p (hmc2)
-  HugeArray<double> x_;    // read at random: huge pages (common/huge_array.hpp)
-  HugeArray<double> p_;    // the momenta (empty for ld)
+  uint64_t w_ = 1;         // doubles a record
+  HugeArray<double> rec_;  // d records, read at random: huge pages (common/huge_array.hpp)
   HugeArray<uint32_t> stamp_;
   uint64_t base_ = 0;      // the iteration of the last sync
   std::vector<uint32_t> support_;

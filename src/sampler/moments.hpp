@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "common/strided_span.hpp"
 #include "output/checkpoint_io.hpp"
 
 namespace agld::sampler {
@@ -19,7 +20,7 @@ class PooledMoments {
 
   // One kept iteration: every chain's state, for coordinates [j0, j1) (disjoint ranges may
   // run at once); then next_draw(), once.
-  void add(std::span<const std::span<const double>> states, uint64_t j0, uint64_t j1) {
+  void add(std::span<const StridedSpan<const double>> states, uint64_t j0, uint64_t j1) {
     const size_t k = states.size();
     for (uint64_t j = j0; j < j1; ++j) {
       double mean = mean_[j], m2 = m2_[j];

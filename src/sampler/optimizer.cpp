@@ -236,7 +236,7 @@ Status Optimizer::snapshot_pass(OptimizeEpoch* e) {
   if (!st.is_ok()) return st;
   rows_read_ += r_.rows;
   grad_evals_ += r_.rows;
-  const std::span<const double> x = chain_->theta(), a = chain_->aggregate();
+  const StridedSpan<const double> x = chain_->theta(), a = chain_->aggregate();
   double sq = 0, gm = 0;
   for (uint64_t j = 0; j < r_.dim; ++j) {
     const double g = x[j] * inv_s2p_ + a[j];

@@ -1,10 +1,11 @@
 // Snapshot strategies (ALGORITHMS.md section 2, "Snapshot-Updating"): how the snapshot
 // scalars sh_i and their aggregate A = sum_i sh_i x_i are kept. The gradient estimate is
 //     G(theta) = theta / s2p + (N / n) sum_{i in S} (s_i(theta) - sh_i) x_i + A.
-// A strategy is a small policy object, one per chain; the chain owns theta and A. The
-// strategy never reads data itself: a refresh is driven by the engine, which reads the rows
-// once for every chain and hands each chain's strategy the rows with their margins at that
-// chain's theta (begin_refresh, refresh_rows, ...). Internal to the sampler layer.
+// A strategy is a small policy object, one per chain; the chain owns theta and A (A in the
+// lazy state's records beside theta: a strided view here). The strategy never reads data
+// itself: a refresh is driven by the engine, which reads the rows once for every chain and
+// hands each chain's strategy the rows with their margins at that chain's theta
+// (begin_refresh, refresh_rows, ...). Internal to the sampler layer.
 //
 // Adding a strategy: a file src/sampler/snapshot_<name>.cpp with a Snapshot subclass and
 // its factory (save and load included), and one line in the table of src/sampler/snapshots.cpp.
@@ -20,6 +21,7 @@
 
 #include "agld/reader.hpp"
 #include "agld/status.hpp"
+#include "common/strided_span.hpp"
 #include "model/model.hpp"
 #include "output/checkpoint_io.hpp"
 
@@ -58,12 +60,12 @@ class Snapshot {
   // with their margins at that point, end. `point` writes the point into a d-long span (a
   // strategy that keeps it: ptu).
   using PointWriter = std::function<void(std::span<double>)>;
-  virtual void begin_refresh(const PointWriter& point, std::span<double> a) { (void)point, (void)a; }
+  virtual void begin_refresh(const PointWriter& point, StridedSpan<double> a) { (void)point, (void)a; }
   // The same at a point already in memory.
-  void begin_refresh_at(std::span<const double> point, std::span<double> a) {
+  void begin_refresh_at(std::span<const double> point, StridedSpan<double> a) {
     begin_refresh([point](std::span<double> out) { std::copy(point.begin(), point.end(), out.begin()); }, a);
   }
-  virtual void refresh_piece(const Batch& rows, std::span<const double> margins, std::span<double> a) {
+  virtual void refresh_piece(const Batch& rows, std::span<const double> margins, StridedSpan<double> a) {
     (void)rows, (void)margins, (void)a;
   }
   // Whether to refresh after iteration k (0-based).
@@ -75,7 +77,7 @@ class Snapshot {
   // sh_i for each row of the batch.
   virtual void shadows(const Batch& batch, std::span<double> sh) = 0;
   // After the step of iteration k: s holds s_i(x_k) for the batch's rows.
-  virtual void after_step(const Batch& batch, std::span<const double> s, std::span<double> a) {
+  virtual void after_step(const Batch& batch, std::span<const double> s, StridedSpan<double> a) {
     (void)batch, (void)s, (void)a;
   }
 
@@ -116,7 +118,7 @@ void walk_rows_prefetching(const Batch& rows, Prefetch prefetch, Body body) {
 }
 
 // a += sum over the rows of coef_i x_i (the strategies' aggregates, the full gradient).
-inline void add_rows(std::span<double> a, const Batch& rows, std::span<const double> coef) {
+inline void add_rows(StridedSpan<double> a, const Batch& rows, std::span<const double> coef) {
   walk_rows_prefetching(rows, [&](uint32_t j) { __builtin_prefetch(&a[j], 1); }, [&](size_t i) {
     const double c = coef[i];
     if (c == 0) return;

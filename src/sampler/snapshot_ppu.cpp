@@ -26,7 +26,7 @@ class PerRowTable final : public Snapshot {
     for (size_t i = 0; i < b.size(); ++i) sh[i] = table_[b.row_ids[i]];
   }
 
-  void after_step(const Batch& b, std::span<const double> s, std::span<double> a) override {
+  void after_step(const Batch& b, std::span<const double> s, StridedSpan<double> a) override {
     for (size_t i = 0; i < b.size(); ++i) {
       float& slot = table_[b.row_ids[i]];
       const float now = static_cast<float>(s[i]);
@@ -42,12 +42,12 @@ class PerRowTable final : public Snapshot {
   bool refresh_due(uint64_t k) const override { return periodic_ && (k + 1) % p_.refresh == 0; }
   uint64_t refreshes_in(uint64_t iterations) const override { return periodic_ ? iterations / p_.refresh : 0; }
 
-  void begin_refresh(const PointWriter&, std::span<double> a) override {
+  void begin_refresh(const PointWriter&, StridedSpan<double> a) override {
     if (table_.empty()) table_.reset(p_.rows);  // at the start: every entry is written now
-    std::fill(a.begin(), a.end(), 0.0);
+    a.fill(0.0);
   }
 
-  void refresh_piece(const Batch& rows, std::span<const double> margins, std::span<double> a) override {
+  void refresh_piece(const Batch& rows, std::span<const double> margins, StridedSpan<double> a) override {
     coef_.resize(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) {
       const float sh = static_cast<float>(p_.model->dloss(rows.labels[i], margins[i]));

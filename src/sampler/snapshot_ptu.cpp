@@ -33,13 +33,13 @@ class PeriodicTotal final : public Snapshot {
   bool refresh_due(uint64_t k) const override { return (k + 1) % p_.refresh == 0; }
   uint64_t refreshes_in(uint64_t iterations) const override { return iterations / p_.refresh; }
 
-  void begin_refresh(const PointWriter& point, std::span<double> a) override {
+  void begin_refresh(const PointWriter& point, StridedSpan<double> a) override {
     if (point_.empty()) point_.reset(p_.dim);
     point(std::span<double>(point_.data(), point_.size()));
-    std::fill(a.begin(), a.end(), 0.0);
+    a.fill(0.0);
   }
 
-  void refresh_piece(const Batch& rows, std::span<const double> margins, std::span<double> a) override {
+  void refresh_piece(const Batch& rows, std::span<const double> margins, StridedSpan<double> a) override {
     const double scale = subsample_ ? static_cast<double>(p_.rows) / static_cast<double>(p_.snapshot_batch) : 1.0;
     coef_.resize(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) coef_[i] = scale * p_.model->dloss(rows.labels[i], margins[i]);

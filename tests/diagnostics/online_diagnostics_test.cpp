@@ -40,7 +40,7 @@ void run(OnlineDiagnostics& od, const Draws& x, size_t draws, std::vector<double
          std::vector<double>* mcse, uint64_t d) {
   const size_t k = x.size();
   for (size_t t = 0; t < draws; ++t) {
-    std::vector<std::span<const double>> states;
+    std::vector<StridedSpan<const double>> states;
     for (size_t c = 0; c < k; ++c) states.emplace_back(x[c][t]);
     od.add(states, 0, od.covered() / 2);  // in two ranges, as the engine's threads do
     od.add(states, od.covered() / 2, od.covered());

@@ -298,7 +298,8 @@ TEST(CheckpointRoundTrip, Chain) {
     run(b, 7, 20);
     ASSERT_TRUE(a.sync(20, true).is_ok());
     ASSERT_TRUE(b.sync(20, true).is_ok());
-    EXPECT_TRUE(std::equal(a.theta().begin(), a.theta().end(), b.theta().begin(), b.theta().end()));
+    ASSERT_EQ(a.theta().size(), b.theta().size());
+    for (size_t j = 0; j < a.theta().size(); ++j) EXPECT_EQ(a.theta()[j], b.theta()[j]) << "coordinate " << j;
     EXPECT_EQ(a.draw().tracked, b.draw().tracked);
     // Another chain's bytes are refused.
     sampler::Chain other(4, 11, chain_config(*model), info->make(p));
@@ -316,7 +317,7 @@ TEST(CheckpointRoundTrip, MomentsDiagnosticsPredictive) {
     for (auto& s : states) {
       for (double& v : s) v = n01(rng);
     }
-    std::vector<std::span<const double>> spans(states.begin(), states.end());
+    std::vector<StridedSpan<const double>> spans(states.begin(), states.end());
     return spans;
   };
   sampler::PooledMoments ma(kD), mb(kD);

@@ -22,7 +22,13 @@ LazyState make_state(uint64_t d, const std::string& dynamics) {
   p.friction = 1;
   std::vector<sampler::CoordinateDynamics> levels;
   levels.emplace_back(*sampler::find_dynamics(dynamics), p, 16);
-  return LazyState(d, std::move(levels), 1.0);
+  return LazyState(d, std::move(levels), 1.0, nullptr, /*aggregate=*/true);
+}
+
+std::vector<double> copy(StridedSpan<const double> v) {
+  std::vector<double> out(v.size());
+  for (size_t j = 0; j < v.size(); ++j) out[j] = v[j];
+  return out;
 }
 
 class CatchUpRows : public ::testing::TestWithParam<std::string> {};
@@ -38,13 +44,12 @@ TEST_P(CatchUpRows, BringsTheMarkedCoordinatesAlone) {
     if (marked[j]) bits[j / 64] |= uint64_t{1} << (j % 64);
   }
   bits.back() = ~uint64_t{0};
-  std::vector<double> a(d, 0.5);
+  for (uint64_t j = 0; j < d; ++j) state.a()[j] = 0.5;
   for (uint64_t j = 0; j < d; ++j) state.x()[j] = 1.0 + static_cast<double>(j);
-  const std::vector<double> x0(state.x().begin(), state.x().end());
-  const std::vector<double> p0(state.p().begin(), state.p().end());
+  const std::vector<double> x0 = copy(state.x()), p0 = copy(state.p());
 
   double sq = -1;
-  ASSERT_TRUE(state.catch_up_rows(40, a, noise, bits, &sq));
+  ASSERT_TRUE(state.catch_up_rows(40, noise, bits, &sq));
   double want_sq = 0;
   for (uint64_t j = 0; j < d; ++j) {
     if (marked[j]) {
@@ -59,10 +64,10 @@ TEST_P(CatchUpRows, BringsTheMarkedCoordinatesAlone) {
   }
   EXPECT_DOUBLE_EQ(sq, want_sq);
   // The marked ones are current: bringing them to 40 again draws nothing and moves nothing.
-  const std::vector<double> x1(state.x().begin(), state.x().end());
+  const std::vector<double> x1 = copy(state.x());
   Noise copy = noise;
   for (uint64_t j = 0; j < d; ++j) {
-    if (marked[j]) state.bring(static_cast<uint32_t>(j), 40, a[j], noise);
+    if (marked[j]) state.bring(static_cast<uint32_t>(j), 40, noise);
   }
   for (uint64_t j = 0; j < d; ++j) {
     if (marked[j]) {
@@ -71,14 +76,14 @@ TEST_P(CatchUpRows, BringsTheMarkedCoordinatesAlone) {
   }
   EXPECT_EQ(noise(), copy()) << "bringing current coordinates drew noise";
   // A sync then brings the others over their whole gap of 40 steps, and every coordinate is current.
-  ASSERT_TRUE(state.sync(40, a, noise));
+  ASSERT_TRUE(state.sync(40, noise));
   for (uint64_t j = 0; j < d; ++j) {
     if (!marked[j]) {
       EXPECT_NE(state.x(static_cast<uint32_t>(j)), x0[j]) << "coordinate " << j;
     }
   }
   Noise after = noise;
-  for (uint64_t j = 0; j < d; ++j) state.bring(static_cast<uint32_t>(j), 40, a[j], noise);
+  for (uint64_t j = 0; j < d; ++j) state.bring(static_cast<uint32_t>(j), 40, noise);
   EXPECT_EQ(noise(), after());
 }
 
