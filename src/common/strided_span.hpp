@@ -23,15 +23,9 @@ class StridedSpan {
     data_ = s.data();
     size_ = s.size();
   }
-  template <typename U>
-    requires std::is_same_v<const U, T>
-  StridedSpan(StridedSpan<U> o) : data_(o.base()), size_(o.size()), stride_(o.stride()) {}  // NOLINT: adds const
 
   T& operator[](size_t i) const { return data_[i * stride_]; }
   size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  size_t stride() const { return stride_; }
-  T* base() const { return data_; }
   void fill(const T& v) const
     requires(!std::is_const_v<T>)
   {

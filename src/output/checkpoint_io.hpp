@@ -105,24 +105,14 @@ class CheckpointIn {
   template <typename T>
   Status array(std::span<T> out, const char* what) {
     static_assert(std::is_arithmetic_v<T>);
-    uint64_t n = 0;
-    AGLD_RETURN_IF_ERROR(u64(&n));
-    if (n != out.size()) {
-      return corrupt(std::string(what) + " holds " + std::to_string(n) + " values where the run has " +
-                     std::to_string(out.size()));
-    }
+    AGLD_RETURN_IF_ERROR(count(out.size(), what));
     return get(out.data(), out.size() * sizeof(T), what);
   }
   // What array() reads, for n values not contiguous in memory: set(i, value) for each.
   template <typename T, typename Set>
   Status array_by(uint64_t n, Set set, const char* what) {
     static_assert(std::is_arithmetic_v<T>);
-    uint64_t count = 0;
-    AGLD_RETURN_IF_ERROR(u64(&count));
-    if (count != n) {
-      return corrupt(std::string(what) + " holds " + std::to_string(count) + " values where the run has " +
-                     std::to_string(n));
-    }
+    AGLD_RETURN_IF_ERROR(count(n, what));
     if (n > left() / sizeof(T)) return corrupt(std::string(what) + " runs past the end of the checkpoint");
     const uint64_t from = at_;
     for (uint64_t i = 0; i < n; ++i) {
@@ -162,6 +152,13 @@ class CheckpointIn {
  private:
   static Status open_in(ByteSpan bytes, const std::string& name, const ReadableFile* file, CheckpointIn* out);
   Status get(void* p, size_t n, const char* what);
+  // An array's count, which must be the run's n.
+  Status count(uint64_t n, const char* what) {
+    uint64_t got = 0;
+    AGLD_RETURN_IF_ERROR(u64(&got));
+    if (got == n) return Status::ok();
+    return corrupt(std::string(what) + " holds " + std::to_string(got) + " values where the run has " + std::to_string(n));
+  }
   // Read bytes [from, from + n): their pages may leave the cache (large reads alone).
   void release(uint64_t from, uint64_t n) const {
     if (file_ && n >= (uint64_t{1} << 20)) file_->drop_cache(from, n);

@@ -146,7 +146,7 @@ std::span<const double> dots(const Batch& b, std::vector<double>& out, Value val
 }  // namespace
 
 std::span<const double> Chain::margins(const Batch& b) {
-  return dots(b, margins_, [this](uint32_t j) { return state_.x(j); }, [this](uint32_t j) { state_.prefetch(j); });
+  return dots(b, margins_, [this](uint32_t j) { return state_.x(j); }, [this](uint32_t j) { state_.prefetch_x(j); });
 }
 
 std::span<const double> Chain::eval_margins(const Batch& b) {
@@ -155,7 +155,7 @@ std::span<const double> Chain::eval_margins(const Batch& b) {
 }
 
 std::span<const double> Chain::theta_margins(const Batch& b) {
-  return dots(b, theta_margins_, [this](uint32_t j) { return state_.x(j); }, [this](uint32_t j) { state_.prefetch(j); });
+  return dots(b, theta_margins_, [this](uint32_t j) { return state_.x(j); }, [this](uint32_t j) { state_.prefetch_x(j); });
 }
 
 std::span<const double> Chain::refresh_piece(const Batch& rows) {
@@ -217,13 +217,13 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   if (cfg_.dense) {  // every coordinate, one plain step (no jumps): the reference for the tests
     for (uint32_t j = 0; j < cfg_.dim; ++j) {
       const double g = state_.in_support(j) ? g_[state_.slot(j)] : 0.0;
-      state_.step_one(j, g + a_of(j), noise_);
+      state_.step_one(j, g + state_.a(j), noise_);
     }
     state_.leave_support(k);
     state_.all_at(k + 1);
   } else {
     const std::span<const uint32_t> support = state_.support();
-    for (size_t s = 0; s < support.size(); ++s) state_.step_support(s, g_[s] + a_of(support[s]), noise_);
+    for (size_t s = 0; s < support.size(); ++s) state_.step_support(s, g_[s] + state_.a(support[s]), noise_);
     state_.leave_support(k + 1);
   }
   snap_->after_step(b, s_, state_.a());

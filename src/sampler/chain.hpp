@@ -114,7 +114,6 @@ class Chain {
   std::span<const double> eval_margins(const Batch& rows);
 
  private:
-  double a_of(uint32_t j) const { return state_.has_aggregate() ? state_.a()[j] : 0.0; }
   void start_momenta();
   // theta . x_i (every coordinate of the rows current) into theta_margins_: lp__ where the
   // gradient's margins are at hmc2's midpoint.

@@ -1,7 +1,7 @@
 // The lazy per-coordinate state of one chain (ALGORITHMS.md section 4): the positions x and,
 // per coordinate, the iteration it was last brought to (and the momenta and the aggregate's
-// entries, which its jumps read: all of a coordinate's numbers in one record). Between two touches of coordinate j
-// the dynamics is a linear Gaussian recursion with constant coefficients (A_j changes only
+// entries, which its jumps read: a coordinate's numbers in one record). Between two touches of
+// coordinate j the dynamics is a linear Gaussian recursion with constant coefficients (A_j changes only
 // when a row with j is in the batch, or at a refresh), so the steps j skipped are applied in
 // one exact jump when j is next read (bring). Internal to the sampler layer.
 //
@@ -96,7 +96,7 @@ class LazyState {
     rec_.reset(d * w_);
     for (const CoordinateDynamics& l : dyn_) midpoint_ |= l.eval_shift != 0;
     if (level) {
-      for (uint64_t j = 0; j < d; ++j) set_stamp(static_cast<uint32_t>(j), static_cast<uint32_t>(level[j]) << kLevelShift);
+      for (uint64_t j = 0; j < d; ++j) stamp_[j] = static_cast<uint32_t>(level[j]) << kLevelShift;
     }
   }
 
@@ -117,10 +117,15 @@ class LazyState {
   StridedSpan<const double> x() const { return {rec_.data(), d_, w_}; }
   double x(uint32_t j) const { return rec(j)[0]; }
   StridedSpan<double> p() { return two_ ? StridedSpan<double>(rec_.data() + 1, d_, w_) : StridedSpan<double>(); }
+  StridedSpan<const double> p() const {
+    return two_ ? StridedSpan<const double>(rec_.data() + 1, d_, w_) : StridedSpan<const double>();
+  }
   StridedSpan<double> a() { return agg_ ? StridedSpan<double>(rec_.data() + 1 + two_, d_, w_) : StridedSpan<double>(); }
   StridedSpan<const double> a() const {
     return agg_ ? StridedSpan<const double>(rec_.data() + 1 + two_, d_, w_) : StridedSpan<const double>();
   }
+  // Coordinate j's aggregate entry (0 without an aggregate).
+  double a(uint32_t j) const { return agg_ ? rec(j)[1 + two_] : 0.0; }
   // Where coordinate j's gradient is evaluated (in the support or not): x_j, or hmc2's
   // midpoint x_j + c p_j.
   double eval(uint32_t j) const {
@@ -133,7 +138,7 @@ class LazyState {
   void eval_all(std::span<double> out) const {
     for (uint64_t j = 0; j < d_; ++j) {
       const double* r = rec(static_cast<uint32_t>(j));
-      out[j] = midpoint_ ? r[0] + dyn_[level_of(stamp(static_cast<uint32_t>(j)))].eval_shift * r[1] : r[0];
+      out[j] = midpoint_ ? r[0] + dyn_[level_of(stamp_[j])].eval_shift * r[1] : r[0];
     }
   }
 
@@ -141,21 +146,21 @@ class LazyState {
   // aggregate entry.
   void bring(uint32_t j, uint64_t k, Noise& noise) {
     const uint32_t now = offset(k);
-    const uint32_t st = stamp(j);
+    const uint32_t st = stamp_[j];
     const uint32_t gap = now - (st & kOffsetMask);
-    if (gap) advance(j, level_of(st), agg_ ? rec(j)[1 + two_] : 0.0, gap, noise);
-    set_stamp(j, (st & kLevelMask) | now);
+    if (gap) advance(j, level_of(st), a(j), gap, noise);
+    stamp_[j] = (st & kLevelMask) | now;
   }
 
   // The support of iteration k. enter() brings j to k and gives it the next slot; slot()
   // is then its place; leave_support() steps nothing but stamps the support k + 1 (after
   // the caller has stepped it) or k (not stepped).
-  bool in_support(uint32_t j) const { return (stamp(j) & kInSupport) != 0; }
-  uint32_t slot(uint32_t j) const { return stamp(j) & ~kInSupport; }
+  bool in_support(uint32_t j) const { return (stamp_[j] & kInSupport) != 0; }
+  uint32_t slot(uint32_t j) const { return stamp_[j] & ~kInSupport; }
   void enter(uint32_t j, uint64_t k, Noise& noise) {
     bring(j, k, noise);
-    support_level_.push_back(static_cast<uint8_t>(level_of(stamp(j))));
-    set_stamp(j, kInSupport | static_cast<uint32_t>(support_.size()));
+    support_level_.push_back(static_cast<uint8_t>(level_of(stamp_[j])));
+    stamp_[j] = kInSupport | static_cast<uint32_t>(support_.size());
     support_.push_back(j);
   }
   std::span<const uint32_t> support() const { return support_; }
@@ -168,11 +173,13 @@ class LazyState {
   void leave_support(uint64_t at) {
     const uint32_t s = offset(at);
     for (size_t i = 0; i < support_.size(); ++i) {
-      set_stamp(support_[i], (static_cast<uint32_t>(support_level_[i]) << kLevelShift) | s);
+      stamp_[support_[i]] = (static_cast<uint32_t>(support_level_[i]) << kLevelShift) | s;
     }
     support_.clear();
     support_level_.clear();
   }
+  // Prefetches coordinate j's position alone (a dot at theta): the first number of its record.
+  void prefetch_x(uint32_t j) const { __builtin_prefetch(rec(j)); }
   // Prefetches coordinate j's record (its position, momentum and aggregate entry) and stamp,
   // before a walk of the batch. A record of three numbers may end on the next cache line.
   void prefetch(uint32_t j) const {
@@ -190,8 +197,8 @@ class LazyState {
     for (uint64_t j = 0; j < d_; ++j) {
       const uint32_t jj = static_cast<uint32_t>(j);
       bring(jj, k, noise);
-      set_stamp(jj, stamp(jj) & kLevelMask);
-      const double v = rec(jj)[0];
+      stamp_[j] &= kLevelMask;
+      const double v = x(jj);
       finite_all &= finite(jj);
       s += v * v;
     }
@@ -215,7 +222,7 @@ class LazyState {
         const uint32_t jj = static_cast<uint32_t>(j);
         bring(jj, k, noise);
         finite_all &= finite(jj);
-        s += rec(jj)[0] * rec(jj)[0];
+        s += x(jj) * x(jj);
       }
     }
     if (sq) *sq = s;
@@ -224,7 +231,7 @@ class LazyState {
   // After a step of every coordinate at once (the dense and full-batch paths): all are at k.
   void all_at(uint64_t k) {
     base_ = k;
-    for (uint64_t j = 0; j < d_; ++j) set_stamp(static_cast<uint32_t>(j), stamp(static_cast<uint32_t>(j)) & kLevelMask);
+    for (uint32_t& st : stamp_) st &= kLevelMask;
   }
   bool gap_due(uint64_t k) const { return k - base_ >= kMaxGap; }
 
@@ -235,21 +242,17 @@ class LazyState {
   void save(checkpoint::CheckpointOut& out) const {
     out.u32(checkpoint::tag("LAZY"));
     out.u64(base_);
-    out.array_by<double>(d_, [&](uint64_t j) { return rec(static_cast<uint32_t>(j))[0]; });
-    out.array_by<double>(two_ ? d_ : 0, [&](uint64_t j) { return rec(static_cast<uint32_t>(j))[1]; });
-    out.array_by<uint32_t>(d_, [&](uint64_t j) { return stamp(static_cast<uint32_t>(j)); });
+    save_view(out, x());
+    save_view(out, p());
+    out.array(std::span<const uint32_t>(stamp_));
   }
   Status load(checkpoint::CheckpointIn& in) {
     AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("LAZY"), "a chain's coordinates"));
     AGLD_RETURN_IF_ERROR(in.u64(&base_));
-    AGLD_RETURN_IF_ERROR(in.array_by<double>(d_, [&](uint64_t j, double v) { rec(static_cast<uint32_t>(j))[0] = v; },
-                                             "a chain's coordinates"));
-    AGLD_RETURN_IF_ERROR(in.array_by<double>(two_ ? d_ : 0, [&](uint64_t j, double v) { rec(static_cast<uint32_t>(j))[1] = v; },
-                                             "a chain's momenta"));
-    AGLD_RETURN_IF_ERROR(in.array_by<uint32_t>(d_, [&](uint64_t j, uint32_t v) { set_stamp(static_cast<uint32_t>(j), v); },
-                                               "a chain's stamps"));
-    for (uint64_t j = 0; j < d_; ++j) {
-      const uint32_t st = stamp(static_cast<uint32_t>(j));
+    AGLD_RETURN_IF_ERROR(load_view(in, x(), "a chain's coordinates"));
+    AGLD_RETURN_IF_ERROR(load_view(in, p(), "a chain's momenta"));
+    AGLD_RETURN_IF_ERROR(in.array(std::span<uint32_t>(stamp_), "a chain's stamps"));
+    for (uint32_t st : stamp_) {
       if ((st & kInSupport) || level_of(st) >= dyn_.size() || (st & kOffsetMask) > kMaxGap) {
         return in.corrupt("a chain's stamp " + std::to_string(st) + " is not one this run can have");
       }
@@ -259,13 +262,8 @@ class LazyState {
     return Status::ok();
   }
   // The aggregate as one array (empty without one).
-  void save_aggregate(checkpoint::CheckpointOut& out) const {
-    out.array_by<double>(agg_ ? d_ : 0, [&](uint64_t j) { return rec(static_cast<uint32_t>(j))[1 + two_]; });
-  }
-  Status load_aggregate(checkpoint::CheckpointIn& in) {
-    return in.array_by<double>(agg_ ? d_ : 0, [&](uint64_t j, double v) { rec(static_cast<uint32_t>(j))[1 + two_] = v; },
-                               "a chain's aggregate");
-  }
+  void save_aggregate(checkpoint::CheckpointOut& out) const { save_view(out, a()); }
+  Status load_aggregate(checkpoint::CheckpointIn& in) { return load_view(in, a(), "a chain's aggregate"); }
 
  private:
   // A coordinate's record, in doubles: x, the momentum (two numbers a coordinate) and the
@@ -278,10 +276,15 @@ class LazyState {
   }
   double* rec(uint32_t j) { return rec_.data() + uint64_t{j} * w_; }
   const double* rec(uint32_t j) const { return rec_.data() + uint64_t{j} * w_; }
-  uint32_t stamp(uint32_t j) const { return stamp_[j]; }
-  void set_stamp(uint32_t j, uint32_t s) { stamp_[j] = s; }
+  // One of the record's numbers for every coordinate, written and read as one array.
+  static void save_view(checkpoint::CheckpointOut& out, StridedSpan<const double> v) {
+    out.array_by<double>(v.size(), [&](uint64_t j) { return v[j]; });
+  }
+  static Status load_view(checkpoint::CheckpointIn& in, StridedSpan<double> v, const char* what) {
+    return in.array_by<double>(v.size(), [&](uint64_t j, double value) { v[j] = value; }, what);
+  }
   static uint32_t level_of(uint32_t stamp) { return (stamp & kLevelMask) >> kLevelShift; }
-  uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp(j)); }
+  uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp_[j]); }
   uint32_t offset(uint64_t k) const { return static_cast<uint32_t>(k - base_); }
   // k steps of coordinate j at level l with constant gradient term a.
   void advance(uint32_t j, uint32_t l, double a, uint64_t k, Noise& noise) {

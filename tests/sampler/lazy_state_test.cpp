@@ -25,7 +25,8 @@ LazyState make_state(uint64_t d, const std::string& dynamics) {
   return LazyState(d, std::move(levels), 1.0, nullptr, /*aggregate=*/true);
 }
 
-std::vector<double> copy(StridedSpan<const double> v) {
+template <typename View>
+std::vector<double> copy(View v) {
   std::vector<double> out(v.size());
   for (size_t j = 0; j < v.size(); ++j) out[j] = v[j];
   return out;
