@@ -5,6 +5,7 @@
 
 #include "agld/version.hpp"
 #include "store/crc32c.hpp"
+#include "common/json_get.hpp"
 
 namespace agld::checkpoint {
 namespace {
@@ -53,29 +54,29 @@ void get_opt(const Json& j, const char* key, std::optional<T>* out) {
   if (v.is_null()) {
     out->reset();
   } else {
-    *out = v.get<T>();
+    *out = json_get<T>(v, key);
   }
 }
 
 double get_number(const Json& v) {
-  if (v.is_string() && v.get<std::string>() == "inf") return INFINITY;
-  return v.get<double>();
+  if (v.is_string() && json_get<std::string>(v) == "inf") return INFINITY;
+  return json_get<double>(v);
 }
 
 // Throws nlohmann's exceptions on a missing key or a wrong type (the caller catches them).
 SampleOptions options_from_json(const Json& j) {
   SampleOptions o;
-  o.model = j.at("model").get<std::string>();
-  o.noise_var = j.at("noise_var").get<double>();
+  o.model = json_at<std::string>(j, "model");
+  o.noise_var = json_at<double>(j, "noise_var");
   o.prior_var = get_number(j.at("prior_var"));
-  o.intercept = j.at("intercept").get<bool>();
+  o.intercept = json_at<bool>(j, "intercept");
   get_opt(j, "method", &o.method);
-  o.chains = j.at("chains").get<uint64_t>();
-  o.chain_id = j.at("chain_id").get<uint64_t>();
-  o.share_batches = j.at("share_batches").get<bool>();
-  o.threads = j.at("threads").get<unsigned>();
+  o.chains = json_at<uint64_t>(j, "chains");
+  o.chain_id = json_at<uint64_t>(j, "chain_id");
+  o.share_batches = json_at<bool>(j, "share_batches");
+  o.threads = json_at<unsigned>(j, "threads");
   get_opt(j, "step", &o.step);
-  o.precondition = j.at("precondition").get<std::string>();
+  o.precondition = json_at<std::string>(j, "precondition");
   // Options added after the format's first checkpoints: absent means not given.
   o.metric = j.value("metric", std::string());
   o.init = j.value("init", std::string());
@@ -88,12 +89,12 @@ SampleOptions options_from_json(const Json& j) {
   get_opt(j, "refresh", &o.refresh);
   get_opt(j, "snapshot_batch", &o.snapshot_batch);
   get_opt(j, "time_limit", &o.time_limit);
-  o.evaluations = j.at("evaluations").get<uint64_t>();
-  o.memory = j.at("memory").get<uint64_t>();
-  o.seed = j.at("seed").get<uint64_t>();
-  o.track = j.at("track").get<std::vector<uint64_t>>();
-  o.track_default = j.at("track_default").get<bool>();
-  o.dense = j.at("dense").get<bool>();
+  o.evaluations = json_at<uint64_t>(j, "evaluations");
+  o.memory = json_at<uint64_t>(j, "memory");
+  o.seed = json_at<uint64_t>(j, "seed");
+  o.track = json_at<std::vector<uint64_t>>(j, "track");
+  o.track_default = json_at<bool>(j, "track_default");
+  o.dense = json_at<bool>(j, "dense");
   return o;
 }
 
@@ -264,11 +265,11 @@ Status check_run(const RunSection& saved, const Store& train, const Store* test,
     return Status::invalid_argument("the run would not continue as it started: " + diff);
   }
   try {
-    now->chain_bytes = memory["chain_bytes"].get<uint64_t>();
-    now->state_bytes = memory["state_bytes"].get<uint64_t>();
-    now->reader_bytes = memory["reader_bytes"].get<uint64_t>();
-    now->diagnosed = memory["diagnosed"].get<uint64_t>();
-    now->diagnosed_rule = memory["diagnosed_rule"].get<std::string>();
+    now->chain_bytes = json_get<uint64_t>(memory["chain_bytes"], "chain_bytes");
+    now->state_bytes = json_get<uint64_t>(memory["state_bytes"], "state_bytes");
+    now->reader_bytes = json_get<uint64_t>(memory["reader_bytes"], "reader_bytes");
+    now->diagnosed = json_get<uint64_t>(memory["diagnosed"], "diagnosed");
+    now->diagnosed_rule = json_get<std::string>(memory["diagnosed_rule"], "diagnosed_rule");
   } catch (const Json::exception& e) {
     return Status::corruption(where + ": " + e.what());
   }

@@ -12,6 +12,7 @@
 
 #include "agld/run_output.hpp"
 #include "diagnostics/draws_diagnostics.hpp"
+#include "common/json_get.hpp"
 
 namespace agld {
 
@@ -62,20 +63,20 @@ Status read_config(const std::string& dir, std::string_view text, RunConfig* c) 
     return Status::corruption(fmt::format("{}: not valid JSON: {}", where, e.what()));
   }
   try {
-    c->method = j.at("method").get<std::string>();
-    c->model = j.at("model").get<std::string>();
-    c->chains = j.at("chains").get<uint64_t>();
-    c->first_chain = j.at("chain_id").get<uint64_t>();
-    c->dim = j.at("dim").get<uint64_t>();
-    c->intercept = j.at("intercept").get<bool>();
-    c->iterations = j.at("iterations").get<uint64_t>();
-    c->burn_in = j.at("burn_in").get<uint64_t>();
-    c->thin = j.at("thin").get<uint64_t>();
-    c->draws_files = j.at("draws_files").get<std::vector<std::string>>();
-    c->track = j.at("track").get<std::vector<std::string>>();
+    c->method = json_at<std::string>(j, "method");
+    c->model = json_at<std::string>(j, "model");
+    c->chains = json_at<uint64_t>(j, "chains");
+    c->first_chain = json_at<uint64_t>(j, "chain_id");
+    c->dim = json_at<uint64_t>(j, "dim");
+    c->intercept = json_at<bool>(j, "intercept");
+    c->iterations = json_at<uint64_t>(j, "iterations");
+    c->burn_in = json_at<uint64_t>(j, "burn_in");
+    c->thin = json_at<uint64_t>(j, "thin");
+    c->draws_files = json_at<std::vector<std::string>>(j, "draws_files");
+    c->track = json_at<std::vector<std::string>>(j, "track");
     const nlohmann::json& r = j.at("result");
-    c->draws = r.at("draws").get<uint64_t>();
-    c->stopped_early = r.at("stopped_early").get<bool>();
+    c->draws = json_at<uint64_t>(r, "draws");
+    c->stopped_early = json_at<bool>(r, "stopped_early");
     c->sampled = j.at("diagnostics").at("coordinates").get<std::string>() != "all";
   } catch (const nlohmann::json::exception& e) {
     return Status::corruption(fmt::format("{}: not the configuration of an agld run: {}", where, e.what()));

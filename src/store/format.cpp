@@ -7,6 +7,7 @@
 #endif
 
 #include "store/crc32c.hpp"
+#include "common/json_get.hpp"
 
 namespace agld::format {
 
@@ -137,7 +138,7 @@ namespace {
 template <typename T>
 void read_opt(const json& j, const char* key, T* out) {
   auto it = j.find(key);
-  if (it != j.end() && !it->is_null()) *out = it->get<T>();
+  if (it != j.end() && !it->is_null()) *out = json_get<T>(*it, key);
 }
 }  // namespace
 
@@ -147,16 +148,16 @@ Status decode_meta(const std::string& text, StoreMeta* m) {
   try {
     m->format_minor = 0;
     read_opt(j, "format_minor", &m->format_minor);
-    m->rows = j.at("rows").get<uint64_t>();
-    m->features = j.at("features").get<uint64_t>();
-    m->nnz = j.at("nnz").get<uint64_t>();
-    std::string kind = j.at("label_kind").get<std::string>();
+    m->rows = json_at<uint64_t>(j, "rows");
+    m->features = json_at<uint64_t>(j, "features");
+    m->nnz = json_at<uint64_t>(j, "nnz");
+    std::string kind = json_at<std::string>(j, "label_kind");
     if (kind == "binary") {
       m->label_kind = LabelKind::kBinary;
-      m->label_positive = j.at("label_positive").get<double>();
+      m->label_positive = json_at<double>(j, "label_positive");
       m->label_counts.clear();
       for (auto& e : j.at("label_counts")) {
-        m->label_counts.emplace_back(e.at("label").get<double>(), e.at("count").get<uint64_t>());
+        m->label_counts.emplace_back(json_at<double>(e, "label"), json_at<uint64_t>(e, "count"));
       }
     } else if (kind == "real") {
       m->label_kind = LabelKind::kReal;
@@ -174,9 +175,9 @@ Status decode_meta(const std::string& text, StoreMeta* m) {
     if (auto it = j.find("sources"); it != j.end()) {
       for (auto& e : *it) {
         SourceInfo s;
-        s.name = e.at("name").get<std::string>();
-        if (e.contains("size") && !e["size"].is_null()) s.size = e["size"].get<uint64_t>();
-        if (e.contains("mtime") && !e["mtime"].is_null()) s.mtime = e["mtime"].get<int64_t>();
+        s.name = json_at<std::string>(e, "name");
+        if (e.contains("size") && !e["size"].is_null()) s.size = json_get<uint64_t>(e["size"], "size");
+        if (e.contains("mtime") && !e["mtime"].is_null()) s.mtime = json_get<int64_t>(e["mtime"], "mtime");
         m->sources.push_back(std::move(s));
       }
     }
@@ -189,7 +190,7 @@ Status decode_meta(const std::string& text, StoreMeta* m) {
       read_opt(o, "chunk_bytes", &opt.chunk_bytes);
       read_opt(o, "index_base", &opt.index_base);
       if (o.contains("features") && !o["features"].is_null()) {
-        opt.features = o["features"].get<uint64_t>();
+        opt.features = json_get<uint64_t>(o["features"], "features");
       }
       read_opt(o, "task", &opt.task);
       read_opt(o, "shuffle", &opt.shuffle);

@@ -20,5 +20,21 @@ TEST(SummaryFuzzFindings, ConfigNumberOutOfRangeIsCorruption) {
   EXPECT_NE(st.message().find("not valid JSON"), std::string::npos) << st.message();
 }
 
+// config.json with a float where an integer belongs ("chain_id": 1.7e60): nlohmann's get<uint64_t>
+// cast it (undefined behaviour, UBSan's float-cast-overflow). Now corruption naming the key; a
+// negative count is no longer wrapped to 2^64 - 1 either.
+TEST(SummaryFuzzFindings, ConfigFloatOrNegativeForAnIntegerIsCorruption) {
+  for (const char* chains : {"1777777777777777777777777777777777777777777777777777777777777", "2.5", "-1"}) {
+    test::TempDir dir;
+    test::write_file(dir.file("config.json"),
+                     std::string("{\"method\": \"tmu-ca\", \"model\": \"linear\", \"chains\": ") + chains + "}\n");
+    RunSummary s;
+    const Status st = summarize_run(dir.path().string(), FileSystem::local(), &s);
+    EXPECT_EQ(st.code(), Status::Code::kCorruption) << chains << ": " << st.to_string();
+    EXPECT_NE(st.message().find("not the configuration of an agld run"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("chains: expected an integer"), std::string::npos) << st.message();
+  }
+}
+
 }  // namespace
 }  // namespace agld
