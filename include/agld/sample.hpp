@@ -88,6 +88,9 @@ struct ResolvedSample {
   uint64_t eval_every = 0;        // iterations between evaluations
   uint64_t draws = 0;             // kept states planned per chain
   uint64_t chain_bytes = 0;       // one chain's state
+  // The chains' lazy state keeps each coordinate's stamp in its record (faster at large d, 4
+  // bytes a coordinate more) when that fits --memory, else apart (the memory plan's choice).
+  bool stamps_in_record = true;
   uint64_t state_bytes = 0;       // every chain's state and the shared accumulators
   uint64_t reader_bytes = 0;      // the training reader's share
   std::string step_rule;          // how the step was chosen, for config.json

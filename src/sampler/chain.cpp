@@ -43,7 +43,8 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
       cfg_(config),
       snap_(std::move(snapshot)),
       noise_(chain_seed(seed, id), config.temperature > 0),
-      state_(config.dim, levels(config), inverse_prior_var(config.prior_var), config.level, snap_->has_aggregate()) {
+      state_(config.dim, levels(config), inverse_prior_var(config.prior_var), config.level, snap_->has_aggregate(),
+             config.stamps_in_record) {
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
   draw_.chain = id;
 }
@@ -55,8 +56,9 @@ uint64_t Chain::dynamics_bytes(int state_dim, uint64_t levels) {
   return n * GaussianJumps::bytes(state_dim, jumps_table(n));
 }
 
-uint64_t Chain::state_bytes(const Snapshot& snap, uint64_t dim, int state_dim) {
-  return dim * (LazyState::bytes_per_coordinate(state_dim, snap.has_aggregate()) + (snap.full_batch() ? 8 : 0)) +
+uint64_t Chain::state_bytes(const Snapshot& snap, uint64_t dim, int state_dim, bool stamps_in_record) {
+  return dim * (LazyState::bytes_per_coordinate(state_dim, snap.has_aggregate(), stamps_in_record) +
+                (snap.full_batch() ? 8 : 0)) +
          snap.state_bytes();
 }
 

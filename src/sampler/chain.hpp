@@ -38,6 +38,9 @@ struct ChainConfig {
   // The coordinates some row has, a bit each (Preconditioner::in_rows; shared by the chains).
   // Empty: every coordinate counts as in a row.
   std::span<const uint64_t> in_rows;
+  // The lazy state's layout: each coordinate's stamp in its record (one cache miss a touched
+  // coordinate, 4 bytes a coordinate more), or in an array of its own (sampler/lazy_state.hpp).
+  bool stamps_in_record = true;
   double prior_var = 1;
   // |theta| beyond which the state is outside the posterior (ResolvedSample::divergence_radius):
   // sync() then reports a divergence.
@@ -59,7 +62,7 @@ class Chain {
   Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_ptr<Snapshot> snapshot);
 
   // Bytes of one chain's state for this strategy and d (the scratch apart).
-  static uint64_t state_bytes(const Snapshot& snapshot, uint64_t dim, int state_dim);
+  static uint64_t state_bytes(const Snapshot& snapshot, uint64_t dim, int state_dim, bool stamps_in_record);
   // Bytes of a chain's jump tables: one a preconditioner level (levels 0: none), and their table size.
   static uint64_t dynamics_bytes(int state_dim, uint64_t levels);
   static uint64_t jumps_table(uint64_t levels);

@@ -367,6 +367,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, checkpoint::Checkp
   cfg.level_m = pre_.level_m;
   cfg.level = pre_.level.empty() ? nullptr : pre_.level.data();
   cfg.in_rows = pre_.in_rows;
+  cfg.stamps_in_record = run_.stamps_in_record;
   cfg.prior_var = run_.options.prior_var;
   cfg.divergence_radius = run_.divergence_radius;
   cfg.dense = run_.options.dense;

@@ -1,6 +1,6 @@
 // The lazy per-coordinate state of one chain (ALGORITHMS.md section 4): the positions x and,
 // per coordinate, the iteration it was last brought to (and the momenta and the aggregate's
-// entries, which its jumps read: a coordinate's numbers in one record). Between two touches of
+// entries, which its jumps read: a coordinate's numbers and its stamp in one record). Between two touches of
 // coordinate j the dynamics is a linear Gaussian recursion with constant coefficients (A_j changes only
 // when a row with j is in the batch, or at a refresh), so the steps j skipped are applied in
 // one exact jump when j is next read (bring). Internal to the sampler layer.
@@ -87,22 +87,34 @@ class LazyState {
   // d coordinates at zero (momenta too), each with dynamics levels[level[j]] (level null: every
   // coordinate at level 0); with `aggregate`, each also keeps its entry of the snapshot
   // strategy's aggregate A (zero). The levels' jump memos are the chain's own: not shared.
+  // stamps_in_record: the layout (record_stamps, below).
   LazyState(uint64_t d, std::vector<CoordinateDynamics> levels, double inv_prior_var, const uint8_t* level = nullptr,
-            bool aggregate = false)
-      : dyn_(std::move(levels)), inv_prior_var_(inv_prior_var), d_(d), stamp_(d) {
+            bool aggregate = false, bool stamps_in_record = true)
+      : dyn_(std::move(levels)), inv_prior_var_(inv_prior_var), d_(d) {
     two_ = dyn_.front().jumps.dim() == 2;
     agg_ = aggregate;
-    w_ = width(two_ ? 2 : 1, agg_);
-    rec_.reset(d * w_);
+    w_ = width(two_ ? 2 : 1, agg_, stamps_in_record);
+    rec_.reset(d * w_);  // zero: every stamp at level 0, offset 0
+    if (stamps_in_record) {
+      // The stamp slot's first 4 bytes. Those bytes are only ever read and written as a stamp,
+      // the slot's others never.
+      stamps_ = reinterpret_cast<uint32_t*>(rec_.data() + (w_ - 1));
+      sstride_ = 2 * w_;
+    } else {
+      own_stamps_.reset(d);
+      stamps_ = own_stamps_.data();
+      sstride_ = 1;
+    }
     for (const CoordinateDynamics& l : dyn_) midpoint_ |= l.eval_shift != 0;
     if (level) {
-      for (uint64_t j = 0; j < d; ++j) stamp_[j] = static_cast<uint32_t>(level[j]) << kLevelShift;
+      for (uint64_t j = 0; j < d; ++j) set_stamp(j, static_cast<uint32_t>(level[j]) << kLevelShift);
     }
   }
 
-  // Bytes a coordinate costs with a state of state_dim numbers (and an aggregate entry).
-  static constexpr uint64_t bytes_per_coordinate(int state_dim, bool aggregate) {
-    return sizeof(double) * width(state_dim, aggregate) + sizeof(uint32_t);
+  // Bytes a coordinate costs with a state of state_dim numbers (and an aggregate entry), its
+  // stamp in its record or in an array of its own.
+  static constexpr uint64_t bytes_per_coordinate(int state_dim, bool aggregate, bool stamps_in_record) {
+    return sizeof(double) * width(state_dim, aggregate, stamps_in_record) + (stamps_in_record ? 0 : sizeof(uint32_t));
   }
 
   uint64_t dim() const { return d_; }
@@ -138,7 +150,7 @@ class LazyState {
   void eval_all(std::span<double> out) const {
     for (uint64_t j = 0; j < d_; ++j) {
       const double* r = rec(static_cast<uint32_t>(j));
-      out[j] = midpoint_ ? r[0] + dyn_[level_of(stamp_[j])].eval_shift * r[1] : r[0];
+      out[j] = midpoint_ ? r[0] + dyn_[level_of(stamp(j))].eval_shift * r[1] : r[0];
     }
   }
 
@@ -146,21 +158,21 @@ class LazyState {
   // aggregate entry.
   void bring(uint32_t j, uint64_t k, Noise& noise) {
     const uint32_t now = offset(k);
-    const uint32_t st = stamp_[j];
+    const uint32_t st = stamp(j);
     const uint32_t gap = now - (st & kOffsetMask);
     if (gap) advance(j, level_of(st), a(j), gap, noise);
-    stamp_[j] = (st & kLevelMask) | now;
+    set_stamp(j, (st & kLevelMask) | now);
   }
 
   // The support of iteration k. enter() brings j to k and gives it the next slot; slot()
   // is then its place; leave_support() steps nothing but stamps the support k + 1 (after
   // the caller has stepped it) or k (not stepped).
-  bool in_support(uint32_t j) const { return (stamp_[j] & kInSupport) != 0; }
-  uint32_t slot(uint32_t j) const { return stamp_[j] & ~kInSupport; }
+  bool in_support(uint32_t j) const { return (stamp(j) & kInSupport) != 0; }
+  uint32_t slot(uint32_t j) const { return stamp(j) & ~kInSupport; }
   void enter(uint32_t j, uint64_t k, Noise& noise) {
     bring(j, k, noise);
-    support_level_.push_back(static_cast<uint8_t>(level_of(stamp_[j])));
-    stamp_[j] = kInSupport | static_cast<uint32_t>(support_.size());
+    support_level_.push_back(static_cast<uint8_t>(level_of(stamp(j))));
+    set_stamp(j, kInSupport | static_cast<uint32_t>(support_.size()));
     support_.push_back(j);
   }
   std::span<const uint32_t> support() const { return support_; }
@@ -173,20 +185,21 @@ class LazyState {
   void leave_support(uint64_t at) {
     const uint32_t s = offset(at);
     for (size_t i = 0; i < support_.size(); ++i) {
-      stamp_[support_[i]] = (static_cast<uint32_t>(support_level_[i]) << kLevelShift) | s;
+      set_stamp(support_[i], (static_cast<uint32_t>(support_level_[i]) << kLevelShift) | s);
     }
     support_.clear();
     support_level_.clear();
   }
   // Prefetches coordinate j's position alone (a dot at theta): the first number of its record.
   void prefetch_x(uint32_t j) const { __builtin_prefetch(rec(j)); }
-  // Prefetches coordinate j's record (its position, momentum and aggregate entry) and stamp,
-  // before a walk of the batch. A record of three numbers may end on the next cache line.
+  // Prefetches coordinate j's record (its position, momentum, aggregate entry and, in the
+  // record layout, stamp) and its stamp, before a walk of the batch. A record of three slots
+  // may end on the next cache line; of one, two or four it never does.
   void prefetch(uint32_t j) const {
     const double* r = rec(j);
-    __builtin_prefetch(&stamp_[j]);
     __builtin_prefetch(r);
     if (w_ == 3) __builtin_prefetch(r + 2);
+    if (sstride_ == 1) __builtin_prefetch(stamps_ + j);
   }
 
   // Brings every coordinate to k. Returns whether every coordinate (position and momentum) is
@@ -197,7 +210,7 @@ class LazyState {
     for (uint64_t j = 0; j < d_; ++j) {
       const uint32_t jj = static_cast<uint32_t>(j);
       bring(jj, k, noise);
-      stamp_[j] &= kLevelMask;
+      set_stamp(jj, stamp(jj) & kLevelMask);
       const double v = x(jj);
       finite_all &= finite(jj);
       s += v * v;
@@ -231,7 +244,7 @@ class LazyState {
   // After a step of every coordinate at once (the dense and full-batch paths): all are at k.
   void all_at(uint64_t k) {
     base_ = k;
-    for (uint32_t& st : stamp_) st &= kLevelMask;
+    for (uint64_t j = 0; j < d_; ++j) set_stamp(j, stamp(j) & kLevelMask);
   }
   bool gap_due(uint64_t k) const { return k - base_ >= kMaxGap; }
 
@@ -244,15 +257,17 @@ class LazyState {
     out.u64(base_);
     save_view(out, x());
     save_view(out, p());
-    out.array(std::span<const uint32_t>(stamp_));
+    out.array_by<uint32_t>(d_, [&](uint64_t j) { return stamp(j); });
   }
   Status load(checkpoint::CheckpointIn& in) {
     AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("LAZY"), "a chain's coordinates"));
     AGLD_RETURN_IF_ERROR(in.u64(&base_));
     AGLD_RETURN_IF_ERROR(load_view(in, x(), "a chain's coordinates"));
     AGLD_RETURN_IF_ERROR(load_view(in, p(), "a chain's momenta"));
-    AGLD_RETURN_IF_ERROR(in.array(std::span<uint32_t>(stamp_), "a chain's stamps"));
-    for (uint32_t st : stamp_) {
+    AGLD_RETURN_IF_ERROR(in.array_by<uint32_t>(d_, [&](uint64_t j, uint32_t st) { set_stamp(j, st); },
+                                               "a chain's stamps"));
+    for (uint64_t j = 0; j < d_; ++j) {
+      const uint32_t st = stamp(j);
       if ((st & kInSupport) || level_of(st) >= dyn_.size() || (st & kOffsetMask) > kMaxGap) {
         return in.corrupt("a chain's stamp " + std::to_string(st) + " is not one this run can have");
       }
@@ -266,14 +281,18 @@ class LazyState {
   Status load_aggregate(checkpoint::CheckpointIn& in) { return load_view(in, a(), "a chain's aggregate"); }
 
  private:
-  // A coordinate's record, in doubles: x, the momentum (two numbers a coordinate) and the
-  // aggregate entry. The numbers a jump of coordinate j reads are together, so they cost one
-  // cache miss (two when a record of three crosses a line), not one an array: at d = 54.7M
-  // each array is hundreds of MB, read at random. The stamps stay an array of their own (in
-  // the record they would cost 8 bytes a coordinate, not 4).
-  static constexpr uint64_t width(int state_dim, bool aggregate) {
-    return static_cast<uint64_t>(state_dim) + (aggregate ? 1 : 0);
+  // A coordinate's record, in 8-byte slots: x, the momentum (two numbers a coordinate), the
+  // aggregate entry, and in the record layout last the stamp (in the slot's first 4 bytes).
+  // What a jump of coordinate j reads and writes is then together: one cache miss (two when
+  // a record of three slots crosses a line, 1 time in 4), not one an array. At d = 54.7M
+  // each array is hundreds of MB, read at random. The stamp's slot costs 4 bytes a
+  // coordinate more than an array of stamps (the compact layout), which the memory plan
+  // takes when the record layout does not fit the budget (sampler/memory_plan.cpp).
+  static constexpr uint64_t width(int state_dim, bool aggregate, bool stamps_in_record) {
+    return static_cast<uint64_t>(state_dim) + (aggregate ? 1 : 0) + (stamps_in_record ? 1 : 0);
   }
+  uint32_t stamp(uint64_t j) const { return stamps_[j * sstride_]; }
+  void set_stamp(uint64_t j, uint32_t st) { stamps_[j * sstride_] = st; }
   double* rec(uint32_t j) { return rec_.data() + uint64_t{j} * w_; }
   const double* rec(uint32_t j) const { return rec_.data() + uint64_t{j} * w_; }
   // One of the record's numbers for every coordinate, written and read as one array.
@@ -284,7 +303,7 @@ class LazyState {
     return in.array_by<double>(v.size(), [&](uint64_t j, double value) { v[j] = value; }, what);
   }
   static uint32_t level_of(uint32_t stamp) { return (stamp & kLevelMask) >> kLevelShift; }
-  uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp_[j]); }
+  uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp(j)); }
   uint32_t offset(uint64_t k) const { return static_cast<uint32_t>(k - base_); }
   // k steps of coordinate j at level l with constant gradient term a.
   void advance(uint32_t j, uint32_t l, double a, uint64_t k, Noise& noise) {
@@ -303,9 +322,11 @@ class LazyState {
   bool two_ = false;       // a momentum a coordinate
   bool agg_ = false;       // an aggregate entry a coordinate
   bool midpoint_ = false;  // the gradient at x + c p (hmc2)
-  uint64_t w_ = 1;         // doubles a record
+  uint64_t w_ = 2;         // 8-byte slots a record
   HugeArray<double> rec_;  // d records, read at random: huge pages (common/huge_array.hpp)
-  HugeArray<uint32_t> stamp_;
+  HugeArray<uint32_t> own_stamps_;  // the compact layout's stamps (empty in the record layout)
+  uint32_t* stamps_ = nullptr;      // coordinate j's stamp is stamps_[j * sstride_]
+  uint64_t sstride_ = 1;
   uint64_t base_ = 0;      // the iteration of the last sync
   std::vector<uint32_t> support_;
   std::vector<uint8_t> support_level_;  // the support's levels, by slot

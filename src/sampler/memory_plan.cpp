@@ -60,8 +60,11 @@ ReaderShares split_readers(uint64_t readers, uint64_t main_min, uint64_t pass_mi
   return s;
 }
 
-Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, const Snapshot& snap, MemoryPlan* out) {
+namespace {
+
+Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, const Snapshot& snap, MemoryPlan* out) {
   ResolvedSample& r = *rp;
+  const bool in_record = r.stamps_in_record;
   const uint64_t d = r.dim, k = r.options.chains;
   const uint64_t test_rows = test ? test->meta().rows : 0;
   const StoreMeta& m = train.meta();
@@ -71,7 +74,7 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
   // gradient, a pass piece's margins, its kept state's record).
   const uint64_t batch_nnz = snap.full_batch() ? 0 : r.batch * avg_nnz;
   const int state_dim = find_dynamics(r.dynamics)->state_dim;  // a momentum a coordinate counts
-  p.chain = Chain::state_bytes(snap, d, state_dim) + Chain::dynamics_bytes(state_dim, r.precondition_levels) +
+  p.chain = Chain::state_bytes(snap, d, state_dim, in_record) + Chain::dynamics_bytes(state_dim, r.precondition_levels) +
             (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
             kPassBatch * 8 + r.options.track.size() * 8;
   // Shared: the pooled moments, the predictive, every chain's kept lp__ and tracked values.
@@ -80,7 +83,7 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
                              (Predictive::bytes(test_rows, 1) - Predictive::bytes(test_rows, 0));
   // The result's R-hat, ESS and MCSE (the mean and sd are the moments' own arrays) come when
   // the chains have gone (Engine::finish): what the chains' states do not free counts.
-  const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d, state_dim);
+  const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d, state_dim, in_record);
   // diag's bit a coordinate: whether some row has it (Preconditioner::in_rows).
   const uint64_t in_rows = r.options.precondition == "diag" ? (d + 63) / 64 * 8 : 0;
   const uint64_t fixed =
@@ -161,6 +164,22 @@ Status plan_memory(const Store& train, const Store* test, ResolvedSample* rp, co
   r.reader_bytes = p.main ? p.main : p.pass;
   *out = std::move(p);
   return Status::ok();
+}
+
+}  // namespace
+
+// The lazy state's faster layout (each stamp in its coordinate's record: one cache miss a
+// touched coordinate) if the budget holds it, else the compact one (4 bytes a coordinate
+// less); the compact plan's error if neither fits.
+Status plan_memory(const Store& train, const Store* test, ResolvedSample* r, const Snapshot& snap, MemoryPlan* out) {
+  ResolvedSample tried = *r;
+  tried.stamps_in_record = true;
+  if (plan_layout(train, test, &tried, snap, out).is_ok()) {
+    *r = std::move(tried);
+    return Status::ok();
+  }
+  r->stamps_in_record = false;
+  return plan_layout(train, test, r, snap, out);
 }
 
 }  // namespace agld::sampler

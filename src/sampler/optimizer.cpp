@@ -119,7 +119,7 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
   const auto snap = find_snapshot("ptu")->make({r.rows, r.dim, r.iterations_per_epoch, 0, model.get()});
   const StoreMeta& m = train.meta();
   const uint64_t avg_nnz = (m.nnz + m.rows - 1) / std::max<uint64_t>(m.rows, 1) + 1;
-  r.state_bytes = Chain::state_bytes(*snap, r.dim, 1) + kExtraPerCoordinate * r.dim + r.batch * 3 * 8 +
+  r.state_bytes = Chain::state_bytes(*snap, r.dim, 1, true) + kExtraPerCoordinate * r.dim + r.batch * 3 * 8 +
                   r.batch * avg_nnz * 12 + kPassBatch * 8;
   const uint64_t baseline = process_rss_bytes();
   const ReaderOptions main_opt = main_reader_options(rs), pass_opt = pass_reader_options(train, o.seed);

@@ -88,6 +88,65 @@ TEST_P(CatchUpRows, BringsTheMarkedCoordinatesAlone) {
   EXPECT_EQ(noise(), after());
 }
 
+// Both layouts (the stamp in the record's last slot, or in an array of its own), with and
+// without an aggregate: each number written through its view reads back through every
+// accessor, apart from its neighbours', and the levels the stamps carry survive the writes (a
+// coordinate's jump uses its own level: a wrong one would move it by another step).
+TEST_P(CatchUpRows, RecordsKeepEachNumberAndStampApart) {
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool aggregate = layout & 1, in_record = layout & 2;
+    sampler::DynamicsParams p;
+    p.step = 0.01;
+    p.friction = 1;
+    std::vector<sampler::CoordinateDynamics> levels;
+    levels.emplace_back(*sampler::find_dynamics(GetParam()), p, 16);
+    p.step = 0.002;
+    levels.emplace_back(*sampler::find_dynamics(GetParam()), p, 16);
+    constexpr uint64_t d = 37;
+    std::vector<uint8_t> level(d);
+    for (uint64_t j = 0; j < d; ++j) level[j] = static_cast<uint8_t>(j % 3 == 0);
+    LazyState state(d, levels, 1.0, level.data(), aggregate, in_record);
+    const int dim = state.has_momentum() ? 2 : 1;
+    EXPECT_EQ(LazyState::bytes_per_coordinate(dim, aggregate, in_record),
+              in_record ? 8u * (dim + aggregate + 1) : 8u * (dim + aggregate) + 4u);
+    EXPECT_EQ(state.has_aggregate(), aggregate);
+    for (uint64_t j = 0; j < d; ++j) {
+      state.x()[j] = 1.0 + static_cast<double>(j);
+      if (state.has_momentum()) state.p()[j] = -2.0 - static_cast<double>(j);
+      if (aggregate) state.a()[j] = 0.5 * static_cast<double>(j);
+    }
+    for (uint64_t j = 0; j < d; ++j) {
+      const uint32_t jj = static_cast<uint32_t>(j);
+      EXPECT_EQ(state.x(jj), 1.0 + static_cast<double>(j));
+      if (state.has_momentum()) {
+        EXPECT_EQ(state.p()[j], -2.0 - static_cast<double>(j));
+      }
+      EXPECT_EQ(state.a(jj), aggregate ? 0.5 * static_cast<double>(j) : 0.0);
+      EXPECT_TRUE(state.finite(jj));
+    }
+    // One step of each coordinate through bring, against the same step at its level's dynamics.
+    Noise noise(7), twin_noise(7);
+    for (uint64_t j = 0; j < d; ++j) {
+      const uint32_t jj = static_cast<uint32_t>(j);
+      double x = state.x(jj), pj = state.has_momentum() ? static_cast<double>(state.p()[j]) : 0.0;
+      const double a = state.a(jj);
+      state.bring(jj, 1, noise);
+      const sampler::GaussianJumps& jumps = levels[level[j]].jumps;
+      if (state.has_momentum()) {
+        jumps.apply(x, pj, a, 1, twin_noise);
+        EXPECT_EQ(static_cast<double>(state.p()[j]), pj) << "coordinate " << j;
+      } else {
+        x = jumps.apply(x, a, 1, twin_noise());
+      }
+      EXPECT_EQ(state.x(jj), x) << "coordinate " << j << (aggregate ? ", with an aggregate" : "")
+                                << (in_record ? ", stamps in the records" : ", stamps apart");
+      if (aggregate) {
+        EXPECT_EQ(state.a(jj), 0.5 * static_cast<double>(j)) << "a jump leaves A_j";
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryDynamics, CatchUpRows, ::testing::ValuesIn(sampler::dynamics_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
