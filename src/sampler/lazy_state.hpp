@@ -1,6 +1,7 @@
 // The lazy per-coordinate state of one chain (ALGORITHMS.md section 4): the positions x and,
 // per coordinate, the iteration it was last brought to (and the momenta and the aggregate's
-// entries, which its jumps read: a coordinate's numbers and its stamp in one record). Between two touches of
+// entries, which its jumps read: a coordinate's numbers, and its stamp when the budget holds
+// it, in one record). Between two touches of
 // coordinate j the dynamics is a linear Gaussian recursion with constant coefficients (A_j changes only
 // when a row with j is in the batch, or at a refresh), so the steps j skipped are applied in
 // one exact jump when j is next read (bring). Internal to the sampler layer.
@@ -87,7 +88,7 @@ class LazyState {
   // d coordinates at zero (momenta too), each with dynamics levels[level[j]] (level null: every
   // coordinate at level 0); with `aggregate`, each also keeps its entry of the snapshot
   // strategy's aggregate A (zero). The levels' jump memos are the chain's own: not shared.
-  // stamps_in_record: the layout (record_stamps, below).
+  // stamps_in_record: the layout (at width(), below).
   LazyState(uint64_t d, std::vector<CoordinateDynamics> levels, double inv_prior_var, const uint8_t* level = nullptr,
             bool aggregate = false, bool stamps_in_record = true)
       : dyn_(std::move(levels)), inv_prior_var_(inv_prior_var), d_(d) {
@@ -193,8 +194,8 @@ class LazyState {
   // Prefetches coordinate j's position alone (a dot at theta): the first number of its record.
   void prefetch_x(uint32_t j) const { __builtin_prefetch(rec(j)); }
   // Prefetches coordinate j's record (its position, momentum, aggregate entry and, in the
-  // record layout, stamp) and its stamp, before a walk of the batch. A record of three slots
-  // may end on the next cache line; of one, two or four it never does.
+  // record layout, stamp), and in the compact layout its stamp, before a walk of the batch. A
+  // record of three slots may end on the next cache line; of one, two or four it never does.
   void prefetch(uint32_t j) const {
     const double* r = rec(j);
     __builtin_prefetch(r);
