@@ -99,12 +99,10 @@ class LazyState {
     if (stamps_in_record) {
       // The stamp slot's first 4 bytes. Those bytes are only ever read and written as a stamp,
       // the slot's others never.
-      stamps_ = reinterpret_cast<uint32_t*>(rec_.data() + (w_ - 1));
-      sstride_ = 2 * w_;
+      stamps_ = StridedSpan<uint32_t>(reinterpret_cast<uint32_t*>(rec_.data() + (w_ - 1)), d, 2 * w_);
     } else {
       own_stamps_.reset(d);
-      stamps_ = own_stamps_.data();
-      sstride_ = 1;
+      stamps_ = own_stamps_;
     }
     for (const CoordinateDynamics& l : dyn_) midpoint_ |= l.eval_shift != 0;
     if (level) {
@@ -200,7 +198,7 @@ class LazyState {
     const double* r = rec(j);
     __builtin_prefetch(r);
     if (w_ == 3) __builtin_prefetch(r + 2);
-    if (sstride_ == 1) __builtin_prefetch(stamps_ + j);
+    if (!own_stamps_.empty()) __builtin_prefetch(&own_stamps_[j]);
   }
 
   // Brings every coordinate to k. Returns whether every coordinate (position and momentum) is
@@ -292,8 +290,8 @@ class LazyState {
   static constexpr uint64_t width(int state_dim, bool aggregate, bool stamps_in_record) {
     return static_cast<uint64_t>(state_dim) + (aggregate ? 1 : 0) + (stamps_in_record ? 1 : 0);
   }
-  uint32_t stamp(uint64_t j) const { return stamps_[j * sstride_]; }
-  void set_stamp(uint64_t j, uint32_t st) { stamps_[j * sstride_] = st; }
+  uint32_t stamp(uint64_t j) const { return stamps_[j]; }
+  void set_stamp(uint64_t j, uint32_t st) { stamps_[j] = st; }
   double* rec(uint32_t j) { return rec_.data() + uint64_t{j} * w_; }
   const double* rec(uint32_t j) const { return rec_.data() + uint64_t{j} * w_; }
   // One of the record's numbers for every coordinate, written and read as one array.
@@ -326,8 +324,7 @@ class LazyState {
   uint64_t w_ = 2;         // 8-byte slots a record
   HugeArray<double> rec_;  // d records, read at random: huge pages (common/huge_array.hpp)
   HugeArray<uint32_t> own_stamps_;  // the compact layout's stamps (empty in the record layout)
-  uint32_t* stamps_ = nullptr;      // coordinate j's stamp is stamps_[j * sstride_]
-  uint64_t sstride_ = 1;
+  StridedSpan<uint32_t> stamps_;    // the stamps, in the records or own_stamps_
   uint64_t base_ = 0;      // the iteration of the last sync
   std::vector<uint32_t> support_;
   std::vector<uint8_t> support_level_;  // the support's levels, by slot
