@@ -7,12 +7,18 @@
 # An iteration's time is (T(3K) - T(K)) / 2K within one run of 3K iterations of one chain, from
 # the sampling seconds that metrics.csv records at its evaluations (K, 2K, 3K; there is no test
 # set, so an evaluation only brings every coordinate current). The setup (allocating and
-# zeroing the state, the starting pass, the first pages touched) falls before K. The run keeps
-# one state, at 3K, so the interval holds two O(d) catch-ups (at 2K and 3K): one every K =
-# 200,000 iterations, about the default thinning's rate at d = 54.7M (a kept state every
-# 4 d / (nnz of a batch) = 198,860 iterations; at d = 1M the default keeps one every 3,636, so
-# this charges the 1M case less than a default run would and the ratio errs high). The refresh
-# passes and their catch-ups fall in the interval as in a long run. Two processes' totals
+# zeroing the state, the starting pass, the first pages touched) falls before K. The refresh
+# passes and their catch-ups fall in the interval as in a long run.
+# Kept states cost O(d) each (every coordinate brought current and added to the moments), and
+# the default thinning keeps one every 4 d / (nnz of a batch) iterations at every d
+# (sampler/resolve.cpp), so that they cost about what the iterations between cost. KEPT=default
+# (the default) runs each store at that rate, read from `agld info`: a state every 198,860
+# iterations at d = 54.7M, every 3,637 at 1M, from K on. The evaluations at 2K and 3K bring
+# every coordinate current too, in both runs: at d = 54.7M that is two more O(d) catch-ups in
+# the interval (three where a default run has one), so the ratio errs high. KEPT=end keeps one
+# state, at 3K (the method before 2026-11-27): the interval then holds two O(d) catch-ups at
+# d = 54.7M and two at 1M, far fewer than a default run has at 1M, and the ratio errs higher.
+# Two processes' totals
 # (T(3K) from one run, T(K) from another) were used before: on this shared host single figures
 # then ranged from 73 to 186 us for the same command. The runs are interleaved, REPS of each
 # (default 5); the ratio is the median of each repetition's pair (adjacent runs share the
@@ -26,6 +32,7 @@
 #   bench/sample_bench.sh [ROWS]     (default 5000000)
 #   REPS=5 ITERS=200000 AGLD_BENCH_DIR=/some/disk bench/sample_bench.sh
 #   METHOD=tmu-ca-hmc2 bench/sample_bench.sh   (any --method; DENSE=0 skips the dense runs)
+#   KEPT=end bench/sample_bench.sh               (one kept state, at the end: above)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -36,6 +43,8 @@ ITERS=${ITERS:-200000}
 DENSE_ITERS=${DENSE_ITERS:-20}
 METHOD=${METHOD:-tmu-ca}
 DENSE=${DENSE:-1}
+KEPT=${KEPT:-default}
+[[ $KEPT == default || $KEPT == end ]] || { echo "KEPT is default or end, not $KEPT" >&2; exit 64; }
 DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
 mkdir -p "$DIR"
 AGLD=${AGLD:-$ROOT/build/agld}
@@ -70,10 +79,23 @@ seconds_at() {  # iteration -> the sampling seconds metrics.csv records there
   awk -F, -v k="$1" '$1 == k { print $2 }' "$DIR/sample-run/metrics.csv"
 }
 
-declare -A T C
+default_thin() {  # store -> the default thinning's rate at batch 100: ceil(4 d / (100 nnz a row))
+  "$AGLD" info "$DIR/$1" | awk '$1 == "rows" { n = $2 } $1 == "features" { d = $2 } $1 == "nnz" { z = $2 }
+    END { t = 4 * d / (100 * z / n); printf "%d\n", (t == int(t)) ? t : int(t) + 1 }'
+}
+declare -A T C KEEP_ARGS
+for s in big small; do
+  if [[ $KEPT == default ]]; then
+    KEEP_ARGS[$s]="--burn-in $ITERS --thin $(default_thin kdd-$s.agld)"
+  else
+    KEEP_ARGS[$s]="--burn-in $((3 * ITERS - 1)) --thin 1"
+  fi
+  echo "$s: ${KEEP_ARGS[$s]}" >&2
+done
 for r in $(seq "$REPS"); do
   for s in big small; do
-    run kdd-$s.agld $((3 * ITERS)) --burn-in $((3 * ITERS - 1)) --thin 1
+    # shellcheck disable=SC2086
+    run kdd-$s.agld $((3 * ITERS)) ${KEEP_ARGS[$s]}
     t1=$(seconds_at "$ITERS")
     t3=$(seconds_at $((3 * ITERS)))
     [[ -n $t1 && -n $t3 ]] || { echo "no evaluation at $ITERS or $((3 * ITERS)) in metrics.csv" >&2; exit 1; }
@@ -90,7 +112,7 @@ if [[ $DENSE == 1 ]]; then
   T[small_dense]=$(seconds_at "$DENSE_ITERS")
 fi
 
-python3 - "$ROWS" "$ITERS" "$DENSE_ITERS" "${T[big]}" "${T[small]}" "${T[big_dense]}" "${T[small_dense]}" "$METHOD" "${C[big]}" "${C[small]}" <<'PY'
+python3 - "$ROWS" "$ITERS" "$DENSE_ITERS" "${T[big]}" "${T[small]}" "${T[big_dense]}" "${T[small_dense]}" "$METHOD" "${C[big]}" "${C[small]}" "$KEPT" <<'PY'
 import statistics, sys
 rows, iters, dense_iters = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 method = sys.argv[8]
@@ -100,7 +122,7 @@ cpu_big = [float(x) for x in sys.argv[9].split()]
 cpu_small = [float(x) for x in sys.argv[10].split()]
 bd, sd = float(sys.argv[6]) / dense_iters, float(sys.argv[7]) / dense_iters
 mb, ms = statistics.median(big), statistics.median(small)
-print(f"{method}, batch 100 (1,100 nonzeros an iteration), {rows} kdd12-shaped rows; (T({3*iters}) - T({iters})) / {2*iters} within a run")
+print(f"{method}, batch 100 (1,100 nonzeros an iteration), {rows} kdd12-shaped rows; (T({3*iters}) - T({iters})) / {2*iters} within a run; kept states: {sys.argv[11]}")
 print(f"{'what':34} {'us/iteration':>14}  runs")
 print(f"{'lazy, d = 54.7M':34} {mb*1e6:14.1f}  {' '.join(f'{x*1e6:.1f}' for x in big)}")
 print(f"{'lazy, d = 1M':34} {ms*1e6:14.1f}  {' '.join(f'{x*1e6:.1f}' for x in small)}")

@@ -96,8 +96,9 @@ class Chain {
   Status full_step(uint64_t k, bool keep, bool do_step);
 
   // A refresh at theta (current everywhere): begin, pieces, as the strategy asks. A piece's
-  // margins theta . x_i are returned (valid until the next call).
+  // margins theta . x_i are returned (valid until the next call). The strategy gets A at zero.
   void begin_refresh() {
+    state_.zero_aggregate(cfg_.in_rows);
     snap_->begin_refresh([this](std::span<double> out) { state_.eval_all(out); }, state_.a());
   }
   std::span<const double> refresh_piece(const Batch& rows);

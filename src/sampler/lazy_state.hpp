@@ -227,18 +227,26 @@ class LazyState {
   bool catch_up_rows(uint64_t k, Noise& noise, std::span<const uint64_t> in_rows, double* sq = nullptr) {
     bool finite_all = true;
     double s = 0;
-    for (uint64_t w = 0; w < in_rows.size(); ++w) {
-      for (uint64_t bits = in_rows[w]; bits != 0; bits &= bits - 1) {
-        const uint64_t j = w * 64 + static_cast<uint64_t>(std::countr_zero(bits));
-        if (j >= d_) break;
-        const uint32_t jj = static_cast<uint32_t>(j);
-        bring(jj, k, noise);
-        finite_all &= finite(jj);
-        s += x(jj) * x(jj);
-      }
-    }
+    for_each_in_rows(in_rows, [&](uint32_t j) {
+      bring(j, k, noise);
+      finite_all &= finite(j);
+      s += x(j) * x(j);
+    });
     if (sq) *sq = s;
     return finite_all;
+  }
+  // Zeroes the aggregate entries of the coordinates whose bit is set in `in_rows` (every
+  // entry when it is empty), before a refresh rebuilds A. The others stay 0 from the start:
+  // only a row's coordinates are ever added to (a step's update, a refresh), so at d = 54.7M a
+  // refresh writes the 3.6M entries of the coordinates in rows, not 54.7M records.
+  void zero_aggregate(std::span<const uint64_t> in_rows) {
+    if (!agg_) return;
+    if (in_rows.empty()) {
+      a().fill(0.0);
+      return;
+    }
+    double* const a0 = rec_.data() + 1 + two_;
+    for_each_in_rows(in_rows, [&](uint32_t j) { a0[uint64_t{j} * w_] = 0.0; });
   }
   // After a step of every coordinate at once (the dense and full-batch paths): all are at k.
   void all_at(uint64_t k) {
@@ -300,6 +308,17 @@ class LazyState {
   }
   static Status load_view(checkpoint::CheckpointIn& in, StridedSpan<double> v, const char* what) {
     return in.array_by<double>(v.size(), [&](uint64_t j, double value) { v[j] = value; }, what);
+  }
+  // f(j) for each j < d whose bit is set in `bits` (bit j of word j / 64), in increasing order.
+  template <class F>
+  void for_each_in_rows(std::span<const uint64_t> bits, F f) const {
+    for (uint64_t w = 0; w < bits.size(); ++w) {
+      for (uint64_t b = bits[w]; b != 0; b &= b - 1) {
+        const uint64_t j = w * 64 + static_cast<uint64_t>(std::countr_zero(b));
+        if (j >= d_) return;
+        f(static_cast<uint32_t>(j));
+      }
+    }
   }
   static uint32_t level_of(uint32_t stamp) { return (stamp & kLevelMask) >> kLevelShift; }
   uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp(j)); }

@@ -58,11 +58,14 @@ class Snapshot {
   // A refresh at the chain's gradient point (theta, or hmc2's midpoint z; every coordinate
   // current), the start's included: begin, the rows (all of them, or the subsample) in pieces
   // with their margins at that point, end. `point` writes the point into a d-long span (a
-  // strategy that keeps it: ptu).
+  // strategy that keeps it: ptu). A is zero at begin_refresh (the chain zeroes it: only the
+  // entries some row has can be nonzero, sampler/lazy_state.hpp's zero_aggregate), and the
+  // pieces add the new aggregate into it.
   using PointWriter = std::function<void(std::span<double>)>;
   virtual void begin_refresh(const PointWriter& point, StridedSpan<double> a) { (void)point, (void)a; }
-  // The same at a point already in memory.
+  // The same at a point already in memory, A zeroed here (tests: no chain).
   void begin_refresh_at(std::span<const double> point, StridedSpan<double> a) {
+    a.fill(0.0);
     begin_refresh([point](std::span<double> out) { std::copy(point.begin(), point.end(), out.begin()); }, a);
   }
   virtual void refresh_piece(const Batch& rows, std::span<const double> margins, StridedSpan<double> a) {

@@ -42,9 +42,8 @@ class PerRowTable final : public Snapshot {
   bool refresh_due(uint64_t k) const override { return periodic_ && (k + 1) % p_.refresh == 0; }
   uint64_t refreshes_in(uint64_t iterations) const override { return periodic_ ? iterations / p_.refresh : 0; }
 
-  void begin_refresh(const PointWriter&, StridedSpan<double> a) override {
+  void begin_refresh(const PointWriter&, StridedSpan<double>) override {
     if (table_.empty()) table_.reset(p_.rows);  // at the start: every entry is written now
-    a.fill(0.0);
   }
 
   void refresh_piece(const Batch& rows, std::span<const double> margins, StridedSpan<double> a) override {

@@ -33,10 +33,9 @@ class PeriodicTotal final : public Snapshot {
   bool refresh_due(uint64_t k) const override { return (k + 1) % p_.refresh == 0; }
   uint64_t refreshes_in(uint64_t iterations) const override { return iterations / p_.refresh; }
 
-  void begin_refresh(const PointWriter& point, StridedSpan<double> a) override {
+  void begin_refresh(const PointWriter& point, StridedSpan<double>) override {
     if (point_.empty()) point_.reset(p_.dim);
     point(std::span<double>(point_.data(), point_.size()));
-    a.fill(0.0);
   }
 
   void refresh_piece(const Batch& rows, std::span<const double> margins, StridedSpan<double> a) override {

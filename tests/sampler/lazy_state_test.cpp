@@ -147,6 +147,63 @@ TEST_P(CatchUpRows, RecordsKeepEachNumberAndStampApart) {
   }
 }
 
+// Before a refresh the chain zeroes the aggregate entries of the coordinates some row has
+// (the others are never added to, so they are 0 already): exactly the marked entries, in both
+// layouts, and nothing else of a record (position, momentum, stamp); with no bits, every entry.
+TEST_P(CatchUpRows, ZeroAggregateWritesTheMarkedEntriesAlone) {
+  for (const bool in_record : {true, false}) {
+    constexpr uint64_t d = 150;
+    sampler::DynamicsParams p;
+    p.step = 0.01;
+    p.friction = 1;
+    std::vector<sampler::CoordinateDynamics> levels;
+    levels.emplace_back(*sampler::find_dynamics(GetParam()), p, 16);
+    LazyState state(d, levels, 1.0, nullptr, /*aggregate=*/true, in_record);
+    std::vector<uint64_t> bits((d + 63) / 64, 0);
+    std::vector<bool> marked(d);
+    for (uint64_t j = 0; j < d; ++j) {
+      marked[j] = j % 5 == 1 || j == 63 || j == 64 || j == 149;
+      if (marked[j]) bits[j / 64] |= uint64_t{1} << (j % 64);
+    }
+    for (uint64_t j = 0; j < d; ++j) {
+      state.x()[j] = 1.0 + static_cast<double>(j);
+      if (state.has_momentum()) state.p()[j] = -1.0 - static_cast<double>(j);
+      state.a()[j] = 0.25 + static_cast<double>(j);
+    }
+    Noise noise(test_seed(62));
+    ASSERT_TRUE(state.sync(3, noise));  // every stamp at offset 0 of iteration 3
+    const std::vector<double> x0 = copy(state.x()), p0 = copy(state.p());
+    state.zero_aggregate(bits);
+    for (uint64_t j = 0; j < d; ++j) {
+      const uint32_t jj = static_cast<uint32_t>(j);
+      EXPECT_EQ(state.a(jj), marked[j] ? 0.0 : 0.25 + static_cast<double>(j))
+          << "coordinate " << j << (in_record ? ", stamps in the records" : ", stamps apart");
+      EXPECT_EQ(state.x(jj), x0[j]) << "coordinate " << j;
+      if (state.has_momentum()) {
+        EXPECT_EQ(state.p()[j], p0[j]) << "coordinate " << j;
+      }
+    }
+    // The stamps are intact: every coordinate is still current at 3 (bringing it draws nothing).
+    Noise before = noise;
+    for (uint64_t j = 0; j < d; ++j) state.bring(static_cast<uint32_t>(j), 3, noise);
+    EXPECT_EQ(noise(), before());
+    state.zero_aggregate({});
+    for (uint64_t j = 0; j < d; ++j) EXPECT_EQ(state.a(static_cast<uint32_t>(j)), 0.0) << "coordinate " << j;
+  }
+  // Without an aggregate there is nothing to zero, and nothing else is written.
+  sampler::DynamicsParams p;
+  p.step = 0.01;
+  p.friction = 1;
+  std::vector<sampler::CoordinateDynamics> levels;
+  levels.emplace_back(*sampler::find_dynamics(GetParam()), p, 16);
+  LazyState plain(70, levels, 1.0, nullptr, /*aggregate=*/false);
+  for (uint64_t j = 0; j < 70; ++j) plain.x()[j] = 2.0 + static_cast<double>(j);
+  const std::vector<uint64_t> all(2, ~uint64_t{0});
+  plain.zero_aggregate(all);
+  plain.zero_aggregate({});
+  for (uint64_t j = 0; j < 70; ++j) EXPECT_EQ(plain.x(static_cast<uint32_t>(j)), 2.0 + static_cast<double>(j));
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryDynamics, CatchUpRows, ::testing::ValuesIn(sampler::dynamics_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
