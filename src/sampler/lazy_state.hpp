@@ -309,16 +309,30 @@ class LazyState {
   static Status load_view(checkpoint::CheckpointIn& in, StridedSpan<double> v, const char* what) {
     return in.array_by<double>(v.size(), [&](uint64_t j, double value) { v[j] = value; }, what);
   }
-  // f(j) for each j < d whose bit is set in `bits` (bit j of word j / 64), in increasing order.
+  // f(j) for each j < d whose bit is set in `bits` (bit j of word j / 64), in increasing order,
+  // each record prefetched kAhead coordinates before f reads it: the coordinates some row has
+  // are sparse among d (3.6M of 54.7M in the d-independence bench), so each is a cache miss the
+  // hardware's stream prefetch does not foresee; these overlap instead of queueing.
   template <class F>
   void for_each_in_rows(std::span<const uint64_t> bits, F f) const {
+    constexpr size_t kAhead = 16;
+    uint32_t ring[kAhead];
+    size_t head = 0, held = 0;
     for (uint64_t w = 0; w < bits.size(); ++w) {
       for (uint64_t b = bits[w]; b != 0; b &= b - 1) {
         const uint64_t j = w * 64 + static_cast<uint64_t>(std::countr_zero(b));
-        if (j >= d_) return;
-        f(static_cast<uint32_t>(j));
+        if (j >= d_) break;
+        prefetch(static_cast<uint32_t>(j));
+        if (held < kAhead) {
+          ring[held++] = static_cast<uint32_t>(j);
+          continue;
+        }
+        f(ring[head]);
+        ring[head] = static_cast<uint32_t>(j);
+        head = (head + 1) % kAhead;
       }
     }
+    for (size_t i = 0; i < held; ++i) f(ring[(head + i) % kAhead]);
   }
   static uint32_t level_of(uint32_t stamp) { return (stamp & kLevelMask) >> kLevelShift; }
   uint32_t level(uint32_t j) const { return in_support(j) ? support_level_[slot(j)] : level_of(stamp(j)); }
