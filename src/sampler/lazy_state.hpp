@@ -245,8 +245,8 @@ class LazyState {
       a().fill(0.0);
       return;
     }
-    double* const a0 = rec_.data() + 1 + two_;
-    for_each_in_rows(in_rows, [&](uint32_t j) { a0[uint64_t{j} * w_] = 0.0; });
+    const StridedSpan<double> av = a();
+    for_each_in_rows(in_rows, [&](uint32_t j) { av[j] = 0.0; });
   }
   // After a step of every coordinate at once (the dense and full-batch paths): all are at k.
   void all_at(uint64_t k) {

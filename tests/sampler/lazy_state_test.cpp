@@ -16,13 +16,13 @@ namespace {
 using sampler::LazyState;
 using sampler::Noise;
 
-LazyState make_state(uint64_t d, const std::string& dynamics) {
+LazyState make_state(uint64_t d, const std::string& dynamics, bool aggregate = true, bool stamps_in_record = true) {
   sampler::DynamicsParams p;
   p.step = 0.01;
   p.friction = 1;
   std::vector<sampler::CoordinateDynamics> levels;
   levels.emplace_back(*sampler::find_dynamics(dynamics), p, 16);
-  return LazyState(d, std::move(levels), 1.0, nullptr, /*aggregate=*/true);
+  return LazyState(d, std::move(levels), 1.0, nullptr, aggregate, stamps_in_record);
 }
 
 template <typename View>
@@ -153,12 +153,7 @@ TEST_P(CatchUpRows, RecordsKeepEachNumberAndStampApart) {
 TEST_P(CatchUpRows, ZeroAggregateWritesTheMarkedEntriesAlone) {
   for (const bool in_record : {true, false}) {
     constexpr uint64_t d = 150;
-    sampler::DynamicsParams p;
-    p.step = 0.01;
-    p.friction = 1;
-    std::vector<sampler::CoordinateDynamics> levels;
-    levels.emplace_back(*sampler::find_dynamics(GetParam()), p, 16);
-    LazyState state(d, levels, 1.0, nullptr, /*aggregate=*/true, in_record);
+    LazyState state = make_state(d, GetParam(), /*aggregate=*/true, in_record);
     std::vector<uint64_t> bits((d + 63) / 64, 0);
     std::vector<bool> marked(d);
     for (uint64_t j = 0; j < d; ++j) {
@@ -191,12 +186,7 @@ TEST_P(CatchUpRows, ZeroAggregateWritesTheMarkedEntriesAlone) {
     for (uint64_t j = 0; j < d; ++j) EXPECT_EQ(state.a(static_cast<uint32_t>(j)), 0.0) << "coordinate " << j;
   }
   // Without an aggregate there is nothing to zero, and nothing else is written.
-  sampler::DynamicsParams p;
-  p.step = 0.01;
-  p.friction = 1;
-  std::vector<sampler::CoordinateDynamics> levels;
-  levels.emplace_back(*sampler::find_dynamics(GetParam()), p, 16);
-  LazyState plain(70, levels, 1.0, nullptr, /*aggregate=*/false);
+  LazyState plain = make_state(70, GetParam(), /*aggregate=*/false);
   for (uint64_t j = 0; j < 70; ++j) plain.x()[j] = 2.0 + static_cast<double>(j);
   const std::vector<uint64_t> all(2, ~uint64_t{0});
   plain.zero_aggregate(all);
