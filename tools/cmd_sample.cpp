@@ -100,6 +100,10 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"metric", o.metric.empty() ? nlohmann::json() : nlohmann::json(o.metric)},
           {"init", o.init.empty() ? nlohmann::json() : nlohmann::json(o.init)},
           {"preconditioner", preconditioner_json(o.precondition, r)},
+          {"rao_blackwell", {{"asked", o.rao_blackwell},
+                             {"on", r.rao_blackwell},
+                             {"rule", r.rao_blackwell_rule},
+                             {"refreshes_per_chain", r.rao_blackwell_refreshes}}},
           {"batch", r.batch},
           {"iterations", r.iterations},
           {"epochs", *o.epochs},
@@ -302,6 +306,7 @@ Status resume_options(SampleArgs& a, const CheckpointInfo& info) {
   set("--precondition", &SampleOptions::precondition);
   set("--metric", &SampleOptions::metric);
   set("--init", &SampleOptions::init);
+  set("--rao-blackwell", &SampleOptions::rao_blackwell);
   set("--batch", &SampleOptions::batch);
   set("--chains", &SampleOptions::chains);
   set("--chain-id", &SampleOptions::chain_id);
@@ -388,6 +393,11 @@ int run_sample(SampleArgs& a) {
   cfg["result"] = {{"draws", result.draws},
                    {"seconds", result.seconds},
                    {"stopped_early", result.stopped_early}};
+  if (result.run.rao_blackwell) {
+    cfg["result"]["rao_blackwell"] = {{"conditional_draws", result.rb_samples},
+                                      {"means", result.rb_means},
+                                      {"sds", result.rb_sds}};
+  }
   const std::vector<ColumnSummary> tracked = tracked_columns(result);
   cfg["diagnostics"] = diagnostics_json(result, tracked);
   st = writer->finish(result, cfg.dump(2) + "\n");
@@ -412,8 +422,15 @@ int run_sample(SampleArgs& a) {
       where += fmt::format("{}for {} of the tracked columns (rank-normalized, largest {:.4g}, {})",
                            where.empty() ? "" : " and ", tracked_above, worst->rhat, worst->name);
     }
+    const std::string rb =
+        result.rb_means + result.rb_sds > 0
+            ? fmt::format(" (posterior.npy takes {} means and {} sds from the conditional moments, which rest on the "
+                          "same chains)",
+                          result.rb_means, result.rb_sds)
+            : "";
     std::cerr << "agld: warning: the chains have not mixed: R-hat exceeds 1.01 " << where
-              << "; their means and sds are not yet the posterior's. Try a longer run (--epochs), or see agld summary "
+              << "; their means and sds are not yet the posterior's" << rb
+              << ". Try a longer run (--epochs), or see agld summary "
               << a.out << " and docs/samplers.md, \"When the chains have not mixed\"\n";
   }
   if (a.quiet) return kExOk;
@@ -487,6 +504,11 @@ void add_sample(Cli& cli) {
   c->add_option("--init", a->opt.init,
                 "start the chains around column 0 of a .npy of a row per coordinate (agld optimize's mode.npy, a run's "
                 "posterior.npy), spread by its column 1 if it has one, else by the prior's sd");
+  c->add_option("--rao-blackwell", a->opt.rao_blackwell,
+                "auto: posterior.npy takes each coordinate's mean and sd from its Gaussian conditional at the refreshes "
+                "(linear model, ptu and tmu) where their Monte Carlo error is the smaller; off: from the kept draws alone "
+                "(docs/samplers.md, \"Rao-Blackwellized moments\")")
+      ->default_val("auto");
   c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, max(100, N/1000)): at most 1000 iterations a pass)");
   c->add_option("--chains", a->opt.chains, "chains in the run, from dispersed starts")->default_val(4);
   c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);

@@ -67,6 +67,11 @@ struct SampleOptions {
   std::vector<uint64_t> track;         // coordinates written to draws_K.csv (0-based; d-1 = intercept)
   bool track_default = true;           // track = the first 10 features and the intercept
   bool dense = false;                  // update every coordinate every step (for tests)
+  // posterior.npy's moments: "auto" takes, coordinate by coordinate, the Rao-Blackwellized
+  // estimate (the conditional moments at each refresh after burn-in) where the model's
+  // conditionals are Gaussian (linear) and its Monte Carlo error is the smaller, else the kept
+  // draws'; "off" the kept draws' alone (docs/samplers.md, "Rao-Blackwellized moments").
+  std::string rao_blackwell = "auto";
 };
 
 // The options with every default resolved against the store, as the run used them.
@@ -104,6 +109,11 @@ struct ResolvedSample {
   // Coordinates whose M the visit rule lowered (docs/samplers.md, "The visit rule").
   uint64_t precondition_visit_lowered = 0;
   uint64_t setup_rows = 0;
+  // Whether the run keeps Rao-Blackwellized moments (sampler/rao_blackwell.hpp), why or why
+  // not, and from how many refreshes of each chain.
+  bool rao_blackwell = false;
+  std::string rao_blackwell_rule;
+  uint64_t rao_blackwell_refreshes = 0;
   std::string length_rule;        // how the run length was chosen
   // One stream per chain (a random order, not --share-batches), or one for all.
   bool own_streams = false;
@@ -212,6 +222,10 @@ struct SampleResult {
   // computed online (docs/samplers.md); NaN for a coordinate not covered or with too few states.
   std::vector<double> rhat, ess, mcse;
   DiagnosticsSummary diagnostics;
+  // With Rao-Blackwellized moments (ResolvedSample::rao_blackwell): the conditional draws they
+  // came from (every chain's refreshes after burn-in), and the coordinates whose mean (and
+  // mcse) and whose sd posterior.npy takes from them rather than from the kept draws.
+  uint64_t rb_samples = 0, rb_means = 0, rb_sds = 0;
   // The kept draws of lp__ (first) and of each tracked coordinate, for exact diagnostics:
   // each chain-major (chain c's draws at [c * draws, (c + 1) * draws)).
   std::vector<std::vector<double>> tracked_draws;

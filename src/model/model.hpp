@@ -32,6 +32,10 @@ class Model {
   virtual double predict(double m) const = 0;
   // sup over m of l''(y, m): the default step divides by it (docs/samplers.md).
   virtual double curvature() const = 0;
+  // Whether l'' is curvature() at every margin (a Gaussian likelihood): each coordinate's
+  // conditional given the others is then Gaussian with a precision the per-feature statistics
+  // give, which the Rao-Blackwellized moments use (sampler/rao_blackwell.hpp).
+  virtual bool constant_curvature() const { return false; }
   // Whether labels are +1 / -1 (the store must hold binary labels).
   virtual bool binary() const = 0;
 };

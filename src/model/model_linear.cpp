@@ -17,6 +17,7 @@ class Linear final : public Model {
   double log_lik(double y, double m) const override { return log_norm_ - loss(y, m); }
   double predict(double m) const override { return m; }
   double curvature() const override { return 1 / s2_; }
+  bool constant_curvature() const override { return true; }
   bool binary() const override { return false; }
 
  private:

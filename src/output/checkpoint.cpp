@@ -32,6 +32,7 @@ Json options_json(const SampleOptions& o) {
           {"precondition", o.precondition},
           {"metric", o.metric},
           {"init", o.init},
+          {"rao_blackwell", o.rao_blackwell},
           {"batch", maybe(o.batch)},
           {"epochs", maybe(o.epochs)},
           {"iterations", maybe(o.iterations)},
@@ -80,6 +81,7 @@ SampleOptions options_from_json(const Json& j) {
   // Options added after the format's first checkpoints: absent means not given.
   o.metric = j.value("metric", std::string());
   o.init = j.value("init", std::string());
+  o.rao_blackwell = j.value("rao_blackwell", std::string("auto"));
   if (j.contains("friction")) get_opt(j, "friction", &o.friction);
   get_opt(j, "batch", &o.batch);
   get_opt(j, "epochs", &o.epochs);
@@ -131,6 +133,7 @@ Json resolved_json(const ResolvedSample& r) {
           {"precondition_lambda", r.precondition_lambda},
           {"precondition_kick", r.precondition_kick},
           {"setup_rows", r.setup_rows},
+          {"rao_blackwell", r.rao_blackwell},
           {"length_rule", r.length_rule},
           {"own_streams", r.own_streams},
           {"diagnosed", r.diagnosed},

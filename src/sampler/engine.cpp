@@ -31,6 +31,7 @@
 #include "sampler/plan.hpp"
 #include "sampler/predictive.hpp"
 #include "sampler/preconditioner.hpp"
+#include "sampler/rao_blackwell.hpp"
 #include "sampler/snapshot.hpp"
 
 namespace agld {
@@ -49,7 +50,8 @@ constexpr uint64_t kRangeGrain = 1 << 14;  // coordinates a task, for O(d) sweep
 class Engine {
  public:
   Engine(const Store& train, const Store* test, const SampleOptions& given, const ResolvedSample& run, MemoryPlan plan,
-         std::unique_ptr<model::Model> model, sampler::Preconditioner pre)
+         std::unique_ptr<model::Model> model, sampler::Preconditioner pre,
+         std::unique_ptr<sampler::RaoBlackwell> rb)
       : train_(train),
         test_(test),
         given_(given),
@@ -61,6 +63,7 @@ class Engine {
         intercept_(run.options.intercept, static_cast<uint32_t>(run.dim - 1)),
         test_intercept_(run.options.intercept, static_cast<uint32_t>(run.dim - 1)),
         moments_(run.dim),
+        rb_(std::move(rb)),
         diagnostics_(run.dim, plan_.diagnosed, run.options.chains, run.draws) {}
 
   // resume: a checkpoint read past its run section (resume_sample), or null.
@@ -103,6 +106,7 @@ class Engine {
   Status start();
   Status sync_all(uint64_t k, bool keep);
   void keep_states();
+  void keep_conditionals();
   Status refresh();
   Status batch_iteration(uint64_t k, bool keep, bool do_step);
   Status full_iteration(uint64_t k, bool keep, bool do_step);
@@ -159,6 +163,7 @@ class Engine {
   std::unique_ptr<PassStream> pass_, test_stream_;
 
   sampler::PooledMoments moments_;
+  std::unique_ptr<sampler::RaoBlackwell> rb_;  // null: the kept draws' moments alone
   diagnostics::OnlineDiagnostics diagnostics_;
   std::unique_ptr<sampler::Predictive> predictive_;
   // Each chain's kept lp__ and tracked values ([chain][column]), grown as they come.
@@ -234,6 +239,17 @@ void Engine::keep_states() {
   moments_.next_draw(s.size());
   for_ranges(diagnostics_.covered(), [&](uint64_t i0, uint64_t i1) { diagnostics_.add(s, i0, i1); });
   diagnostics_.next_draw();
+}
+
+// After a refresh past burn-in: every chain's conditional means at its state, from the
+// aggregate the refresh built there (sampler/rao_blackwell.hpp).
+void Engine::keep_conditionals() {
+  const auto x = states();
+  std::vector<StridedSpan<const double>> a;
+  for (const auto& c : chains_) a.push_back(c->aggregate());
+  rb_->prepare(x.size());
+  for_ranges(run_.dim, [&](uint64_t j0, uint64_t j1) { rb_->add(x, a, j0, j1); });
+  rb_->next_sample(x.size());
 }
 
 // A refresh of every chain's snapshot at its theta (every coordinate current), the start's
@@ -440,6 +456,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, checkpoint::Checkp
       st = for_chains([&](Chain& c) { return c.catch_up_rows(k + 1); }, sweeps_parallel_);
       if (st.is_ok()) st = refresh();
       if (!st.is_ok()) return st;
+      if (rb_ && k >= run_.burn_in) keep_conditionals();
       current = true;
     }
     if ((k & 63) == 63) {
@@ -531,6 +548,7 @@ Status Engine::save(WritableFile& file, uint64_t k) const {
   }
   for (const auto& c : chains_) c->save(out);
   moments_.save(out);
+  if (rb_) rb_->save(out);
   diagnostics_.save(out);
   out.u32(predictive_ ? 1 : 0);
   if (predictive_) predictive_->save(out);
@@ -580,6 +598,7 @@ Status Engine::load(checkpoint::CheckpointIn& in, uint64_t* k) {
   }
   for (auto& c : chains_) AGLD_RETURN_IF_ERROR(c->load(in));
   AGLD_RETURN_IF_ERROR(moments_.load(in));
+  if (rb_) AGLD_RETURN_IF_ERROR(rb_->load(in));
   AGLD_RETURN_IF_ERROR(diagnostics_.load(in));
   uint32_t has_predictive = 0;
   AGLD_RETURN_IF_ERROR(in.u32(&has_predictive));
@@ -622,6 +641,7 @@ void Engine::finish(bool stopped, SampleResult* out) {
   r.ess.resize(run_.dim);
   r.mcse.resize(run_.dim);
   diagnostics_.finish(r.rhat, r.ess, r.mcse);
+  if (rb_) sampler::take_conditional_moments(*rb_, &r);
   DiagnosticsSummary& s = r.diagnostics;
   s.covered = diagnostics_.covered();
   s.max_rhat = s.min_ess = std::numeric_limits<double>::quiet_NaN();
@@ -676,6 +696,8 @@ Status prepare(const Store& train, const Store* test, const SampleOptions& optio
   st = sampler::resolve_dynamics(options, r);
   if (!st.is_ok()) return st;
   const auto snap = sampler::find_snapshot(r->snapshot)->make({r->rows, r->dim, r->refresh, r->snapshot_batch, model.get()});
+  st = sampler::resolve_rao_blackwell(train, *model, *snap, r);
+  if (!st.is_ok()) return st;
   return sampler::plan_memory(train, test, r, *snap, plan);
 }
 
@@ -692,8 +714,11 @@ Status sample(const Store& train, const Store* test, const SampleOptions& option
   MemoryPlan plan;
   sampler::Preconditioner pre;
   Status st = prepare(train, test, options, &r, &plan, &pre);
+  std::unique_ptr<sampler::RaoBlackwell> rb;
+  if (st.is_ok()) st = sampler::make_rao_blackwell(train, r, &rb);
   if (!st.is_ok()) return st;
-  Engine engine(train, test, options, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre));
+  Engine engine(train, test, options, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre),
+                std::move(rb));
   return engine.run(observer, out);
 }
 
@@ -709,8 +734,11 @@ Status resume_sample(const Store& train, const Store* test, const SampleOptions&
   sampler::Preconditioner pre;
   st = prepare(train, test, options, &r, &plan, &pre);
   if (st.is_ok()) st = checkpoint::check_run(saved, train, test, &r);
+  std::unique_ptr<sampler::RaoBlackwell> rb;
+  if (st.is_ok()) st = sampler::make_rao_blackwell(train, r, &rb);
   if (!st.is_ok()) return st;
-  Engine engine(train, test, options, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre));
+  Engine engine(train, test, options, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre),
+                std::move(rb));
   return engine.run(observer, out, &in);
 }
 

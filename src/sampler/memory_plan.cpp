@@ -11,6 +11,7 @@
 #include "sampler/chain.hpp"
 #include "sampler/dynamics.hpp"
 #include "sampler/moments.hpp"
+#include "sampler/rao_blackwell.hpp"
 #include "sampler/plan.hpp"
 #include "sampler/predictive.hpp"
 
@@ -86,8 +87,8 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
   const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d, state_dim, in_record);
   // diag's bit a coordinate: whether some row has it (Preconditioner::in_rows).
   const uint64_t in_rows = r.options.precondition == "diag" ? (d + 63) / 64 * 8 : 0;
-  const uint64_t fixed =
-      PooledMoments::bytes(d) + Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0) + in_rows;
+  const uint64_t fixed = PooledMoments::bytes(d) + (r.rao_blackwell ? RaoBlackwell::bytes(d) : 0) +
+                         Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0) + in_rows;
   p.shared = fixed + k * (per_chain - p.chain);
   p.baseline = process_rss_bytes();
   const uint64_t budget = r.options.memory;

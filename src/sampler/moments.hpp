@@ -21,11 +21,15 @@ class PooledMoments {
   // One kept iteration: every chain's state, for coordinates [j0, j1) (disjoint ranges may
   // run at once); then next_draw(), once.
   void add(std::span<const StridedSpan<const double>> states, uint64_t j0, uint64_t j1) {
-    const size_t k = states.size();
+    add_values(states.size(), j0, j1, [&states](size_t c, uint64_t j) { return states[c][j]; });
+  }
+  // The same with chain c's value of coordinate j given by value(c, j).
+  template <class Value>
+  void add_values(size_t k, uint64_t j0, uint64_t j1, Value value) {
     for (uint64_t j = j0; j < j1; ++j) {
       double mean = mean_[j], m2 = m2_[j];
       for (size_t c = 0; c < k; ++c) {
-        const double v = states[c][j];
+        const double v = value(c, j);
         const double delta = v - mean;
         mean += delta * inv_[c];
         m2 += delta * (v - mean);
@@ -40,6 +44,9 @@ class PooledMoments {
   }
   void next_draw(size_t chains) { count_ += chains; }
   uint64_t count() const { return count_; }
+
+  std::span<const double> mean() const { return mean_; }
+  std::span<const double> m2() const { return m2_; }  // sums of squared deviations
 
   void save(checkpoint::CheckpointOut& out) const {
     out.u32(checkpoint::tag("MOMS"));

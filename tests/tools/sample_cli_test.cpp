@@ -204,7 +204,8 @@ TEST_F(SampleCli, BadOptionsAreOneLineUsageErrors) {
                                          {" --track 99", "--track"},
                                          {" --step 2 --precondition none", "below --prior-var"},
                                          {" --step 1e9", "--step times the largest M_j"},  // diag, the default
-                                         {" --burn-in 100 --iterations 50", "--burn-in"}}) {
+                                         {" --burn-in 100 --iterations 50", "--burn-in"},
+                                         {" --rao-blackwell always", "unknown --rao-blackwell 'always' (known: auto, off)"}}) {
     auto r = run_agld(base + c.args);
     EXPECT_EQ(r.exit_code, 64) << c.args << ": " << r.err;
     EXPECT_NE(r.err.find(c.needle), std::string::npos) << c.args << ": " << r.err;

@@ -1,0 +1,107 @@
+#include "sampler/rao_blackwell.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "agld/feature_stats.hpp"
+#include "sampler/dynamics.hpp"
+
+namespace agld::sampler {
+
+RaoBlackwell::Estimate RaoBlackwell::at(uint64_t j) const {
+  const double s = static_cast<double>(mu_.count());
+  const double h = inv_s2p_ + static_cast<double>(data_h_[j]);
+  const double var_mu = mu_.count() > 1 ? mu_.m2()[j] / (s - 1) : std::nan("");
+  const double var = 1 / h + var_mu;
+  return {mu_.mean()[j], std::sqrt(var), std::sqrt(var_mu / s), var_mu / var};
+}
+
+Status resolve_rao_blackwell(const Store& train, const model::Model& model, const Snapshot& snap, ResolvedSample* r) {
+  const std::string& asked = r->options.rao_blackwell;
+  if (asked != "auto" && asked != "off") {
+    return Status::invalid_argument("unknown --rao-blackwell '" + asked + "' (known: auto, off)");
+  }
+  r->rao_blackwell = false;
+  r->rao_blackwell_refreshes = 0;
+  if (asked == "off") {
+    r->rao_blackwell_rule = "off (--rao-blackwell off): the kept draws' moments";
+    return Status::ok();
+  }
+  if (!model.constant_curvature()) {
+    r->rao_blackwell_rule = "off: the " + r->options.model + " model's conditionals are not Gaussian";
+    return Status::ok();
+  }
+  if (snap.refresh_rows() != RefreshRows::kFullPass) {
+    r->rao_blackwell_rule = "off: " + r->snapshot + " has no refresh that reads every row (ptu and tmu have)";
+    return Status::ok();
+  }
+  if (find_dynamics(r->dynamics)->eval_shift) {
+    r->rao_blackwell_rule = "off: " + r->dynamics + " refreshes at its midpoint, not at the chain's state";
+    return Status::ok();
+  }
+  if (!has_feature_stats(train)) {
+    r->rao_blackwell_rule = "off: " + train.path() + " has no per-feature statistics (convert it again)";
+    return Status::ok();
+  }
+  // A refresh after iteration k is at the state x_{k+1}: after burn-in from k = burn_in on.
+  const uint64_t refreshes = snap.refreshes_in(r->iterations) - snap.refreshes_in(r->burn_in);
+  if (refreshes * r->options.chains < 2) {
+    r->rao_blackwell_rule = fmt::format("off: {} refreshes after burn-in in {} chains, and the estimate needs two",
+                                        refreshes, r->options.chains);
+    return Status::ok();
+  }
+  r->rao_blackwell = true;
+  r->rao_blackwell_refreshes = refreshes;
+  r->rao_blackwell_rule = fmt::format(
+      "each coordinate's Gaussian conditional at the {} refreshes after burn-in of each chain; posterior.npy takes "
+      "its mean and sd where their Monte Carlo error is below the kept draws'",
+      refreshes);
+  return Status::ok();
+}
+
+Status make_rao_blackwell(const Store& train, const ResolvedSample& r, std::unique_ptr<RaoBlackwell>* out) {
+  out->reset();
+  if (!r.rao_blackwell) return Status::ok();
+  const auto model = model::find_model(r.options.model)->make(r.options);
+  std::vector<float> data_h;
+  Status st = conditional_precisions(train, *model, r.options.intercept, r.dim, &data_h);
+  if (!st.is_ok()) return st;
+  *out = std::make_unique<RaoBlackwell>(std::move(data_h), inverse_prior_var(r.options.prior_var));
+  return Status::ok();
+}
+
+void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r) {
+  r->rb_samples = rb.samples();
+  const double s = static_cast<double>(rb.samples());
+  for (uint64_t j = 0; j < r->run.dim; ++j) {
+    const RaoBlackwell::Estimate e = rb.at(j);
+    if (!std::isfinite(e.mean) || !std::isfinite(e.sd)) continue;
+    if (!(r->mcse[j] <= e.mcse)) {
+      r->mean[j] = e.mean;
+      r->mcse[j] = e.mcse;
+      ++r->rb_means;
+    }
+    const double draws_err = 1 / std::sqrt(2 * r->ess[j]);
+    const double rb_err = e.mu_share * std::sqrt(0.5 / (s - 1));
+    if (!(draws_err <= rb_err)) {
+      r->sd[j] = e.sd;
+      ++r->rb_sds;
+    }
+  }
+}
+
+Status conditional_precisions(const Store& train, const model::Model& model, bool intercept, uint64_t dim,
+                              std::vector<float>* data_h) {
+  const double c = model.curvature();
+  data_h->assign(dim, 0.0f);
+  Status st = scan_feature_stats(train, [&](const FeatureStatsBlock& b) {
+    for (size_t i = 0; i < b.sum_sq.size(); ++i) (*data_h)[b.first + i] = static_cast<float>(c * b.sum_sq[i]);
+    return Status::ok();
+  });
+  if (!st.is_ok()) return st;
+  if (intercept) data_h->back() = static_cast<float>(c * static_cast<double>(train.meta().rows));
+  return Status::ok();
+}
+
+}  // namespace agld::sampler

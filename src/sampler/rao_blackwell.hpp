@@ -1,0 +1,95 @@
+// Rao-Blackwellized posterior moments (docs/samplers.md, "Rao-Blackwellized moments"). Under a
+// model whose l'' is a constant c (linear), coordinate j given all the others is Gaussian:
+//     x_j | x_-j ~ N(mu_j, 1 / H_jj),  H_jj = 1/s2p + c sum_i x_ij^2,  mu_j = x_j - G_j(x) / H_jj,
+// G the full gradient of U. A full-pass refresh at a chain's state x makes its aggregate
+// A = sum_i l'(y_i, x . x_i) x_i, so G(x) = x / s2p + A exactly: each refresh after burn-in
+// is one draw of mu_j for every coordinate, at O(d). Then
+//     E[x_j] = E[mu_j],  Var(x_j) = 1 / H_jj + Var(mu_j),
+// and the averages over the refreshes estimate them with a Monte Carlo error set by Var(mu_j)
+// alone: small where j's rows hold coordinates that are themselves well determined, which is
+// where a rare coordinate's own draws mix slowest (it moves only when one of its few rows is
+// in a batch). Internal to the sampler layer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "agld/sample.hpp"
+#include "agld/store.hpp"
+#include "common/strided_span.hpp"
+#include "model/model.hpp"
+#include "output/checkpoint_io.hpp"
+#include "sampler/moments.hpp"
+#include "sampler/snapshot.hpp"
+
+namespace agld::sampler {
+
+class RaoBlackwell {
+ public:
+  // data_h: c sum_i x_ij^2 of each coordinate (the data's part of H_jj).
+  RaoBlackwell(std::vector<float> data_h, double inv_prior_var)
+      : data_h_(std::move(data_h)), inv_s2p_(inv_prior_var), mu_(data_h_.size()) {}
+  static uint64_t bytes(uint64_t d) { return PooledMoments::bytes(d) + 4 * d; }
+
+  // One refresh of every chain, coordinates [j0, j1) (disjoint ranges may run at once): chain
+  // c's state x[c] (current at every coordinate some row has) and its aggregate a[c] at x[c].
+  // prepare() before, next_sample() after, once each.
+  void add(std::span<const StridedSpan<const double>> x, std::span<const StridedSpan<const double>> a, uint64_t j0,
+           uint64_t j1) {
+    mu_.add_values(x.size(), j0, j1, [&](size_t c, uint64_t j) {
+      // A coordinate in no row has A_j = 0 and H_jj = 1/s2p: mu_j = 0 (the prior's mean),
+      // whatever its stale x_j. Under a flat prior it has no conditional: NaN (the draws' moments then stand).
+      const double h = inv_s2p_ + static_cast<double>(data_h_[j]);
+      const double xj = x[c][j];
+      return xj - (xj * inv_s2p_ + a[c][j]) / h;
+    });
+  }
+  void prepare(size_t chains) { mu_.prepare(chains); }
+  void next_sample(size_t chains) { mu_.next_draw(chains); }
+  uint64_t samples() const { return mu_.count(); }
+
+  // Coordinate j's estimates: the mean of mu_j, sqrt(1 / H_jj + the variance of mu_j), and the
+  // mean's Monte Carlo error sqrt(Var(mu_j) / samples) (the samples a pass apart taken as
+  // independent); and the share of the variance Var(mu_j) is (what the sd's error scales with).
+  struct Estimate {
+    double mean, sd, mcse, mu_share;
+  };
+  Estimate at(uint64_t j) const;
+
+  void save(checkpoint::CheckpointOut& out) const { mu_.save(out); }
+  Status load(checkpoint::CheckpointIn& in) { return mu_.load(in); }
+
+ private:
+  std::vector<float> data_h_;
+  double inv_s2p_;
+  PooledMoments mu_;  // of mu_j over every chain's refreshes after burn-in
+};
+
+// Whether the run r keeps Rao-Blackwellized moments: asked for (--rao-blackwell auto), a model
+// with Gaussian conditionals, refreshes that read every row at the chain's state (ptu, tmu; not
+// hmc2, whose gradient point is its midpoint), per-feature statistics in the store, and at
+// least two conditional draws after burn-in. Sets r's fields, with the reason either way. An
+// unknown --rao-blackwell is an error.
+Status resolve_rao_blackwell(const Store& train, const model::Model& model, const Snapshot& snap,
+                             ResolvedSample* r);
+
+// The accumulators of a run that keeps Rao-Blackwellized moments (r.rao_blackwell; else null):
+// H_jj's data part from the store's per-feature statistics.
+Status make_rao_blackwell(const Store& train, const ResolvedSample& r, std::unique_ptr<RaoBlackwell>* out);
+
+// posterior.npy's moments, coordinate by coordinate (r holds the kept draws' moments and
+// diagnostics): the conditional mean (and its MCSE) where its Monte Carlo error is below the
+// draws', and the conditional sd where its relative error is. An sd's relative error: about
+// 1 / sqrt(2 ESS) from the draws; from S conditional draws, the share of the variance that
+// Var(mu_j) is times sqrt(1 / (2 (S - 1))). Where the draws have no diagnostics (a coordinate
+// not covered), the conditional moments stand. Counts what it took in r.
+void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r);
+
+// c sum_i x_ij^2 for every coordinate of a run of dim coordinates (the intercept's, the last
+// with `intercept`, is c N), from the store's per-feature statistics, which it must have.
+Status conditional_precisions(const Store& train, const model::Model& model, bool intercept, uint64_t dim,
+                              std::vector<float>* data_h);
+
+}  // namespace agld::sampler
