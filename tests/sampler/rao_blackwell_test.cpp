@@ -19,29 +19,6 @@
 namespace agld::test {
 namespace {
 
-// What make_store's metadata says, for a store written with its per-feature statistics (as
-// `agld convert` writes it).
-std::unique_ptr<Store> make_store_with_stats(const std::string& path, const SparseRows& rows, uint64_t features) {
-  StoreMeta meta;
-  meta.features = features;
-  meta.label_kind = LabelKind::kReal;
-  meta.options.shuffle = true;
-  const auto [lo, hi] = std::minmax_element(rows.labels.begin(), rows.labels.end());
-  meta.label_min = *lo;
-  meta.label_max = *hi;
-  for (size_t r = 0; r < rows.rows(); ++r) {
-    double sq = 0;
-    for (float v : rows.row_values(r)) sq += double{v} * v;
-    meta.row_sq_norm_sum += sq;
-    meta.row_sq_norm_max = std::max(meta.row_sq_norm_max, sq);
-  }
-  ChunkCodec codec;
-  EXPECT_TRUE(write_store_with_stats(path, rows, 256, codec, meta, 64).is_ok());
-  std::unique_ptr<Store> store;
-  EXPECT_TRUE(Store::open(path, &store).is_ok());
-  return store;
-}
-
 // A one-hot factor with Zipf levels (most seen a handful of times), a second with a few
 // common levels, a numeric column, and the intercept (the last coordinate, added by the
 // sampler): the shape of issue #15's oracle at a test's size. Dummy coding (level 0 of each
@@ -116,7 +93,7 @@ TEST(RaoBlackwell, ConditionalDrawsAreTheGaussianConditionals) {
   const SparseRows rows = rare_level_rows(seed, 3000);
   const Exact ex = exact_posterior(rows, kFeatures);
   TempDir dir;
-  auto store = make_store_with_stats(dir.file("s.agld"), rows, kFeatures);
+  auto store = make_store(dir.file("s.agld"), rows, kFeatures, false, 256, true);
   SampleOptions o;
   o.model = "linear";
   const auto model = model::find_model("linear")->make(o);
@@ -181,7 +158,7 @@ TEST(RaoBlackwell, TwentyPassesGiveTheExactPosteriorOfRareLevels) {
   const SparseRows rows = rare_level_rows(seed, 30000);
   const Exact ex = exact_posterior(rows, kFeatures);
   TempDir dir;
-  auto store = make_store_with_stats(dir.file("s.agld"), rows, kFeatures);
+  auto store = make_store(dir.file("s.agld"), rows, kFeatures, false, 256, true);
   auto run = [&](const std::string& rb, SampleResult* r) {
     SampleOptions o;
     o.model = "linear";
@@ -236,7 +213,7 @@ TEST(RaoBlackwell, OnlyWhereItApplies) {
   const uint64_t seed = test_seed(7);
   const SparseRows rows = rare_level_rows(seed, 2000);
   TempDir dir;
-  auto with = make_store_with_stats(dir.file("with.agld"), rows, kFeatures);
+  auto with = make_store(dir.file("with.agld"), rows, kFeatures, false, 256, true);
   auto without = make_store(dir.file("without.agld"), rows, kFeatures, false);
   struct Case {
     const Store* store;
@@ -268,15 +245,7 @@ TEST(RaoBlackwell, OnlyWhereItApplies) {
     EXPECT_NE(r.rao_blackwell_rule.find(c.why), std::string::npos) << c.method << ": " << r.rao_blackwell_rule;
   }
   // Logistic: binary labels.
-  SparseRows binary = dense_binary_rows(seed, 500, 4, 0.5);
-  StoreMeta meta;
-  meta.features = 4;
-  meta.label_kind = LabelKind::kBinary;
-  meta.options.shuffle = true;
-  ChunkCodec codec;
-  ASSERT_TRUE(write_store_with_stats(dir.file("bin.agld"), binary, 64, codec, meta, 4).is_ok());
-  std::unique_ptr<Store> bin;
-  ASSERT_TRUE(Store::open(dir.file("bin.agld"), &bin).is_ok());
+  auto bin = make_store(dir.file("bin.agld"), dense_binary_rows(seed, 500, 4, 0.5), 4, true, 64, true);
   SampleOptions o;
   o.model = "logistic";
   ResolvedSample r;

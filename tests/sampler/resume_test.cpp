@@ -212,16 +212,7 @@ TEST(Resume, KeepsTheConditionalMoments) {
     for (size_t e = 0; e < idx.size(); ++e) y += 0.1 * idx[e] * val[e];
     rows.labels[r] = y;
   }
-  StoreMeta meta;
-  meta.features = kDim;
-  meta.label_kind = LabelKind::kReal;
-  meta.options.shuffle = true;
-  meta.label_min = *std::min_element(rows.labels.begin(), rows.labels.end());
-  meta.label_max = *std::max_element(rows.labels.begin(), rows.labels.end());
-  ChunkCodec codec;
-  ASSERT_TRUE(write_store_with_stats(dir.file("s.agld"), rows, 64, codec, meta, 16).is_ok());
-  std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::open(dir.file("s.agld"), &store).is_ok());
+  auto store = make_store(dir.file("s.agld"), rows, kDim, false, 64, true);
   SampleOptions o = options("ptu-ca", 2);
   o.model = "linear";
   o.iterations = 400;  // a refresh every 9 iterations: 39 after burn-in

@@ -21,9 +21,8 @@
 
 namespace agld::test {
 
-// Writes rows as a store (16-row chunks, zstd) with the metadata the sampler reads.
-inline std::unique_ptr<Store> make_store(const std::string& path, const SparseRows& rows,
-                                         uint64_t features, bool binary, size_t chunk_rows = 16) {
+// The metadata the sampler reads, for rows written as a store.
+inline StoreMeta sampler_meta(const SparseRows& rows, uint64_t features, bool binary) {
   StoreMeta meta;
   meta.features = features;
   meta.label_kind = binary ? LabelKind::kBinary : LabelKind::kReal;
@@ -41,8 +40,21 @@ inline std::unique_ptr<Store> make_store(const std::string& path, const SparseRo
     meta.row_sq_norm_sum += sq;
     meta.row_sq_norm_max = std::max(meta.row_sq_norm_max, sq);
   }
+  return meta;
+}
+
+// Writes rows as a store (16-row chunks, zstd) with the metadata the sampler reads; with
+// `stats`, the per-feature statistics too, as `agld convert` writes them.
+inline std::unique_ptr<Store> make_store(const std::string& path, const SparseRows& rows,
+                                         uint64_t features, bool binary, size_t chunk_rows = 16,
+                                         bool stats = false) {
+  const StoreMeta meta = sampler_meta(rows, features, binary);
   ChunkCodec codec;
-  EXPECT_TRUE(write_store(path, rows, chunk_rows, codec, meta).is_ok());
+  if (stats) {
+    EXPECT_TRUE(write_store_with_stats(path, rows, chunk_rows, codec, meta, 64).is_ok());
+  } else {
+    EXPECT_TRUE(write_store(path, rows, chunk_rows, codec, meta).is_ok());
+  }
   std::unique_ptr<Store> store;
   Status st = Store::open(path, &store);
   EXPECT_TRUE(st.is_ok()) << st.message();
