@@ -714,11 +714,12 @@ Status sample(const Store& train, const Store* test, const SampleOptions& option
   MemoryPlan plan;
   sampler::Preconditioner pre;
   Status st = prepare(train, test, options, &r, &plan, &pre);
-  std::unique_ptr<sampler::RaoBlackwell> rb;
-  if (st.is_ok()) st = sampler::make_rao_blackwell(train, r, &rb);
   if (!st.is_ok()) return st;
-  Engine engine(train, test, options, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre),
-                std::move(rb));
+  auto model = model::find_model(r.options.model)->make(r.options);
+  std::unique_ptr<sampler::RaoBlackwell> rb;
+  st = sampler::make_rao_blackwell(train, r, *model, &rb);
+  if (!st.is_ok()) return st;
+  Engine engine(train, test, options, r, std::move(plan), std::move(model), std::move(pre), std::move(rb));
   return engine.run(observer, out);
 }
 
@@ -734,11 +735,12 @@ Status resume_sample(const Store& train, const Store* test, const SampleOptions&
   sampler::Preconditioner pre;
   st = prepare(train, test, options, &r, &plan, &pre);
   if (st.is_ok()) st = checkpoint::check_run(saved, train, test, &r);
-  std::unique_ptr<sampler::RaoBlackwell> rb;
-  if (st.is_ok()) st = sampler::make_rao_blackwell(train, r, &rb);
   if (!st.is_ok()) return st;
-  Engine engine(train, test, options, r, std::move(plan), model::find_model(r.options.model)->make(r.options), std::move(pre),
-                std::move(rb));
+  auto model = model::find_model(r.options.model)->make(r.options);
+  std::unique_ptr<sampler::RaoBlackwell> rb;
+  st = sampler::make_rao_blackwell(train, r, *model, &rb);
+  if (!st.is_ok()) return st;
+  Engine engine(train, test, options, r, std::move(plan), std::move(model), std::move(pre), std::move(rb));
   return engine.run(observer, out, &in);
 }
 

@@ -60,12 +60,12 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
   return Status::ok();
 }
 
-Status make_rao_blackwell(const Store& train, const ResolvedSample& r, std::unique_ptr<RaoBlackwell>* out) {
+Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const model::Model& model,
+                          std::unique_ptr<RaoBlackwell>* out) {
   out->reset();
   if (!r.rao_blackwell) return Status::ok();
-  const auto model = model::find_model(r.options.model)->make(r.options);
   std::vector<float> data_h;
-  Status st = conditional_precisions(train, *model, r.options.intercept, r.dim, &data_h);
+  Status st = conditional_precisions(train, model, r.options.intercept, r.dim, &data_h);
   if (!st.is_ok()) return st;
   *out = std::make_unique<RaoBlackwell>(std::move(data_h), inverse_prior_var(r.options.prior_var));
   return Status::ok();

@@ -77,7 +77,8 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
 
 // The accumulators of a run that keeps Rao-Blackwellized moments (r.rao_blackwell; else null):
 // H_jj's data part from the store's per-feature statistics.
-Status make_rao_blackwell(const Store& train, const ResolvedSample& r, std::unique_ptr<RaoBlackwell>* out);
+Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const model::Model& model,
+                          std::unique_ptr<RaoBlackwell>* out);
 
 // posterior.npy's moments, coordinate by coordinate (r holds the kept draws' moments and
 // diagnostics): the conditional mean (and its MCSE) where its Monte Carlo error is below the
