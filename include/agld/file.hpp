@@ -113,6 +113,11 @@ class FileSystem {
   // other path with read(2) and pread(2); the default serves open_readable()'s bytes (for
   // file systems held in memory).
   virtual Status open_input(const std::string& path, std::unique_ptr<InputFile>* out);
+  // Removes dir's named temporaries ("NAME.tmp.PID.N") whose writing process no longer runs:
+  // what a kill -9 leaves on a file system without O_TMPFILE, or in the instant a commit over an
+  // existing file has its temporary name. For directories a tool owns (a run directory); the
+  // count removed. The default (file systems held in memory) has none.
+  virtual size_t remove_stale_temporaries(const std::string& dir);
   // The process-wide default: mmap for reading, O_TMPFILE + link for writing.
   static FileSystem& local();
 };

@@ -43,7 +43,8 @@ std::vector<std::string> tracked_names(const ResolvedSample& run);
 class RunWriter {
  public:
   // Creates dir if it does not exist; a writer destroyed before finish() succeeded leaves no
-  // files and removes the directories it created (if they are still empty).
+  // files and removes the directories it created (if they are still empty). In an existing
+  // dir, removes the temporaries a killed run left (FileSystem::remove_stale_temporaries).
   static Status create(const std::string& dir, FileSystem& fs, std::unique_ptr<RunWriter>* out);
 
   // Opens the output files (uncommitted) and writes the heads of every chain's draws file

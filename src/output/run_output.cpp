@@ -50,6 +50,9 @@ Status RunWriter::create(const std::string& dir, FileSystem& fs, std::unique_ptr
   }
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::io_error(dir + ": cannot create the run directory: " + ec.message());
+  // A run killed in the instant its checkpoint replaced the previous one left the new one under
+  // a temporary name (docs/reliability.md): the directory is the run's, so it goes.
+  fs.remove_stale_temporaries(dir);
   w->dir_ = dir;
   w->fs_ = &fs;
   *out = std::move(w);

@@ -82,4 +82,6 @@ Status FileSystem::open_input(const std::string& path, std::unique_ptr<InputFile
   return Status::ok();
 }
 
+size_t FileSystem::remove_stale_temporaries(const std::string&) { return 0; }
+
 }  // namespace agld

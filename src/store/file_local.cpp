@@ -3,6 +3,7 @@
 // O_TMPFILE in the target's directory that is linked into place only on commit, so that a
 // failed or killed writer leaves nothing behind.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "agld/file.hpp"
@@ -359,6 +361,38 @@ class LocalFileSystem final : public FileSystem {
     AGLD_RETURN_IF_ERROR(file->open());
     *out = std::move(file);
     return Status::ok();
+  }
+
+  size_t remove_stale_temporaries(const std::string& dir) override {
+    size_t removed = 0;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::optional<pid_t> pid = temporary_writer(it->path().filename().string());
+      if (!pid || *pid == ::getpid()) continue;
+      // A process of that id still runs (its writer, or another that reused the id): kept.
+      if (::kill(*pid, 0) == 0 || errno != ESRCH) continue;
+      std::error_code rm;
+      if (std::filesystem::remove(it->path(), rm)) ++removed;
+    }
+    return removed;
+  }
+
+ private:
+  // The process id in a temporary's name, "NAME.tmp.PID.N" (temp_name()); none for another name.
+  static std::optional<pid_t> temporary_writer(const std::string& name) {
+    const size_t last = name.rfind('.');
+    if (last == std::string::npos || last == 0) return std::nullopt;
+    const size_t mid = name.rfind('.', last - 1);
+    if (mid == std::string::npos || mid < 5 || name.compare(mid - 4, 4, ".tmp") != 0) return std::nullopt;
+    auto digits = [&](size_t from, size_t to) {
+      if (from >= to || to - from > 9) return false;
+      for (size_t i = from; i < to; ++i) {
+        if (name[i] < '0' || name[i] > '9') return false;
+      }
+      return true;
+    };
+    if (!digits(mid + 1, last) || !digits(last + 1, name.size())) return std::nullopt;
+    return static_cast<pid_t>(std::stol(name.substr(mid + 1, last - mid - 1)));
   }
 };
 

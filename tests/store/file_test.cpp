@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <linux/magic.h>
@@ -196,6 +197,33 @@ TEST(MappingGuard, ASigbusElsewhereStillKills) {
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT) return;
 #endif
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) << "status " << status;
+}
+
+// The temporaries of writers that no longer run go; those of live processes (this one, its
+// parent), and names that only look like temporaries, stay.
+TEST(StaleTemporaries, OnlyThoseOfProcessesThatNoLongerRunAreRemoved) {
+  test::TempDir dir;
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ASSERT_GT(dead, 0);
+  ASSERT_EQ(::waitpid(dead, nullptr, 0), dead);  // reaped: its id names no process
+  const std::string gone = "checkpoint.tmp." + std::to_string(dead) + ".14";
+  const std::vector<std::string> kept = {
+      "checkpoint",
+      "checkpoint.tmp." + std::to_string(::getpid()) + ".2",
+      "posterior.npy.tmp." + std::to_string(::getppid()) + ".0",
+      "checkpoint.tmp.x" + std::to_string(dead) + ".1",
+      ".tmp." + std::to_string(dead) + ".1",
+      "checkpoint.tmp." + std::to_string(dead),
+      "notes.tmp",
+  };
+  for (const std::string& name : kept) write_file(dir.file(name), pattern(10));
+  write_file(dir.file(gone), pattern(10));
+  EXPECT_EQ(FileSystem::local().remove_stale_temporaries(dir.path().string()), 1u);
+  std::vector<std::string> want = kept;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(test::list_dir(dir.path()), want);
+  EXPECT_EQ(FileSystem::local().remove_stale_temporaries(dir.file("missing")), 0u);  // no directory: nothing
 }
 
 }  // namespace
