@@ -423,13 +423,13 @@ int run_sample(SampleArgs& a) {
                            where.empty() ? "" : " and ", tracked_above, worst->rhat, worst->name);
     }
     const std::string rb =
-        result.rb_means + result.rb_sds > 0
-            ? fmt::format(" (posterior.npy takes {} means and {} sds from the conditional moments, which rest on the "
-                          "same chains)",
-                          result.rb_means, result.rb_sds)
+        result.rb_means > 0
+            ? fmt::format(" (for the {} means posterior.npy takes from the Gaussian conditionals, the R-hat of the "
+                          "chains' conditional means)",
+                          result.rb_means)
             : "";
-    std::cerr << "agld: warning: the chains have not mixed: R-hat exceeds 1.01 " << where
-              << "; their means and sds are not yet the posterior's" << rb
+    std::cerr << "agld: warning: the chains have not mixed: R-hat exceeds 1.01 " << where << rb
+              << "; their means and sds are not yet the posterior's"
               << ". Try a longer run (--epochs), or see agld summary "
               << a.out << " and docs/samplers.md, \"When the chains have not mixed\"\n";
   }

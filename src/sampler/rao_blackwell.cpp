@@ -1,5 +1,6 @@
 #include "sampler/rao_blackwell.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -14,7 +15,18 @@ RaoBlackwell::Estimate RaoBlackwell::at(uint64_t j) const {
   const double h = inv_s2p_ + static_cast<double>(data_h_[j]);
   const double var_mu = mu_.count() > 1 ? mu_.m2()[j] / (s - 1) : std::nan("");
   const double var = 1 / h + var_mu;
-  return {mu_.mean()[j], std::sqrt(var), std::sqrt(var_mu / s), var_mu / var};
+  const double k = static_cast<double>(chains_), n = s / k;
+  double rhat = std::nan("");
+  if (chains_ > 1 && n > 1) {
+    double between = 0;  // sum over chains of (chain mean - mean)^2
+    for (size_t c = 0; c < chains_; ++c) {
+      const double d = static_cast<double>(chain_mean_[j * chains_ + c]) - mu_.mean()[j];
+      between += d * d;
+    }
+    const double w = std::max(0.0, mu_.m2()[j] - n * between) / (k * (n - 1));
+    rhat = std::sqrt(std::max(0.0, 1 + (between / (k - 1) - w / n) / (1 / h + w)));
+  }
+  return {mu_.mean()[j], std::sqrt(var), std::sqrt(var_mu / s), var_mu / var, rhat};
 }
 
 Status resolve_rao_blackwell(const Store& train, const model::Model& model, const Snapshot& snap, ResolvedSample* r) {
@@ -67,7 +79,8 @@ Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const mod
   std::vector<float> data_h;
   Status st = conditional_precisions(train, model, r.options.intercept, r.dim, &data_h);
   if (!st.is_ok()) return st;
-  *out = std::make_unique<RaoBlackwell>(std::move(data_h), inverse_prior_var(r.options.prior_var));
+  *out = std::make_unique<RaoBlackwell>(std::move(data_h), inverse_prior_var(r.options.prior_var),
+                                        static_cast<size_t>(r.options.chains));
   return Status::ok();
 }
 
@@ -77,16 +90,22 @@ void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r) {
   for (uint64_t j = 0; j < r->run.dim; ++j) {
     const RaoBlackwell::Estimate e = rb.at(j);
     if (!std::isfinite(e.mean) || !std::isfinite(e.sd)) continue;
-    if (!(r->mcse[j] <= e.mcse)) {
-      r->mean[j] = e.mean;
-      r->mcse[j] = e.mcse;
-      ++r->rb_means;
-    }
     const double draws_err = 1 / std::sqrt(2 * r->ess[j]);
     const double rb_err = e.mu_share * std::sqrt(0.5 / (s - 1));
     if (!(draws_err <= rb_err)) {
       r->sd[j] = e.sd;
       ++r->rb_sds;
+    }
+    if (r->mcse[j] <= e.mcse) continue;
+    r->mean[j] = e.mean;
+    r->mcse[j] = e.mcse;
+    ++r->rb_means;
+    // The mean's diagnostics are then its own: the R-hat of the chains' conditional means, and
+    // the independent draws its MCSE is worth, (sd / MCSE)^2. (With one chain, or one
+    // conditional draw a chain, there is no such R-hat: the kept draws' stand.)
+    if (std::isfinite(e.rhat)) {
+      r->rhat[j] = e.rhat;
+      r->ess[j] = r->sd[j] * r->sd[j] / (e.mcse * e.mcse);
     }
   }
 }

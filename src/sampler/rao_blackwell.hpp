@@ -28,22 +28,30 @@ namespace agld::sampler {
 
 class RaoBlackwell {
  public:
-  // data_h: c sum_i x_ij^2 of each coordinate (the data's part of H_jj).
-  RaoBlackwell(std::vector<float> data_h, double inv_prior_var)
-      : data_h_(std::move(data_h)), inv_s2p_(inv_prior_var), mu_(data_h_.size()) {}
-  static uint64_t bytes(uint64_t d) { return PooledMoments::bytes(d) + 4 * d; }
+  // data_h: c sum_i x_ij^2 of each coordinate (the data's part of H_jj); chains: the run's.
+  RaoBlackwell(std::vector<float> data_h, double inv_prior_var, size_t chains)
+      : data_h_(std::move(data_h)),
+        inv_s2p_(inv_prior_var),
+        chains_(chains),
+        mu_(data_h_.size()),
+        chain_mean_(data_h_.size() * chains, 0.0f) {}
+  static uint64_t bytes(uint64_t d, uint64_t chains) { return PooledMoments::bytes(d) + 4 * d + 4 * d * chains; }
 
   // One refresh of every chain, coordinates [j0, j1) (disjoint ranges may run at once): chain
   // c's state x[c] (current at every coordinate some row has) and its aggregate a[c] at x[c].
   // prepare() before, next_sample() after, once each.
   void add(std::span<const StridedSpan<const double>> x, std::span<const StridedSpan<const double>> a, uint64_t j0,
            uint64_t j1) {
+    const double inv_n = 1.0 / static_cast<double>(mu_.count() / chains_ + 1);
     mu_.add_values(x.size(), j0, j1, [&](size_t c, uint64_t j) {
       // A coordinate in no row has A_j = 0 and H_jj = 1/s2p: mu_j = 0 (the prior's mean),
       // whatever its stale x_j. Under a flat prior it has no conditional: NaN (the draws' moments then stand).
       const double h = inv_s2p_ + static_cast<double>(data_h_[j]);
       const double xj = x[c][j];
-      return xj - (xj * inv_s2p_ + a[c][j]) / h;
+      const double mu = xj - (xj * inv_s2p_ + a[c][j]) / h;
+      float& m = chain_mean_[j * chains_ + c];
+      m = static_cast<float>(m + (mu - m) * inv_n);
+      return mu;
     });
   }
   void prepare(size_t chains) { mu_.prepare(chains); }
@@ -52,19 +60,34 @@ class RaoBlackwell {
 
   // Coordinate j's estimates: the mean of mu_j, sqrt(1 / H_jj + the variance of mu_j), and the
   // mean's Monte Carlo error sqrt(Var(mu_j) / samples) (the samples a pass apart taken as
-  // independent); and the share of the variance Var(mu_j) is (what the sd's error scales with).
+  // independent); the share of the variance Var(mu_j) is (what the sd's error scales with);
+  // and the R-hat of the mean (NaN with one chain or one conditional draw a chain):
+  //     rhat^2 = 1 + (B/n - W/n) / (1/H_jj + W),
+  // B/n the variance of the chains' means of mu_j, W the variance of mu_j within a chain, n the
+  // conditional draws of a chain: Stan's R-hat, (n-1)/n W + B/n over W, with the variance of x_j
+  // within a chain (1/H_jj + W) in place of W. It exceeds 1.01 when the chains' estimates
+  // disagree by more than their within-chain noise explains, by about 0.14 posterior sds. Not
+  // split: a chain has a handful of conditional draws.
   struct Estimate {
-    double mean, sd, mcse, mu_share;
+    double mean, sd, mcse, mu_share, rhat;
   };
   Estimate at(uint64_t j) const;
 
-  void save(checkpoint::CheckpointOut& out) const { mu_.save(out); }
-  Status load(checkpoint::CheckpointIn& in) { return mu_.load(in); }
+  void save(checkpoint::CheckpointOut& out) const {
+    mu_.save(out);
+    out.array(chain_mean_);
+  }
+  Status load(checkpoint::CheckpointIn& in) {
+    AGLD_RETURN_IF_ERROR(mu_.load(in));
+    return in.array(std::span<float>(chain_mean_), "the chains' conditional means");
+  }
 
  private:
   std::vector<float> data_h_;
   double inv_s2p_;
-  PooledMoments mu_;  // of mu_j over every chain's refreshes after burn-in
+  size_t chains_;
+  PooledMoments mu_;               // of mu_j over every chain's refreshes after burn-in
+  std::vector<float> chain_mean_;  // d x chains: each chain's mean of mu_j (float: their spread is what counts)
 };
 
 // Whether the run r keeps Rao-Blackwellized moments: asked for (--rao-blackwell auto), a model
@@ -85,7 +108,9 @@ Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const mod
 // draws', and the conditional sd where its relative error is. An sd's relative error: about
 // 1 / sqrt(2 ESS) from the draws; from S conditional draws, the share of the variance that
 // Var(mu_j) is times sqrt(1 / (2 (S - 1))). Where the draws have no diagnostics (a coordinate
-// not covered), the conditional moments stand. Counts what it took in r.
+// not covered), the conditional moments stand. Where it takes the mean, the coordinate's R-hat
+// and ESS become the conditional mean's (Estimate::rhat; (sd / MCSE)^2), as its MCSE does:
+// diagnostics.npy then describes posterior.npy's estimates. Counts what it took in r.
 void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r);
 
 // c sum_i x_ij^2 for every coordinate of a run of dim coordinates (the intercept's, the last

@@ -103,48 +103,118 @@ TEST(RaoBlackwell, ConditionalDrawsAreTheGaussianConditionals) {
   for (Eigen::Index j = 0; j < d; ++j) {
     ASSERT_NEAR(1 + data_h[static_cast<size_t>(j)], ex.precision(j, j), 1e-6 * ex.precision(j, j)) << "coordinate " << j;
   }
-  sampler::RaoBlackwell rb(data_h, 1.0);
-  // Three states (two chains, then one), each with A = sum_i (x . x_i - y_i) x_i.
+  sampler::RaoBlackwell rb(data_h, 1.0, 2);
+  // Three refreshes of two chains, each state with A = sum_i (x . x_i - y_i) x_i.
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01;
-  std::vector<Eigen::VectorXd> states, mus;
+  std::vector<Eigen::VectorXd> mus;  // refresh-major: mus[2 r + c]
   auto aggregate = [&](const Eigen::VectorXd& x) {  // the full gradient's data part
     return Eigen::VectorXd(ex.precision * x - x - ex.b);
   };
-  auto add = [&](size_t chains) {
+  constexpr size_t kChains = 2, kRefreshes = 3;
+  for (size_t refresh = 0; refresh < kRefreshes; ++refresh) {
     std::vector<Eigen::VectorXd> xs, as;
-    for (size_t c = 0; c < chains; ++c) {
-      Eigen::VectorXd x = ex.mean + Eigen::VectorXd::NullaryExpr(d, [&] { return 0.3 * n01(rng); });
+    for (size_t c = 0; c < kChains; ++c) {
+      // Chain 1 sits 0.2 away from chain 0: their conditional means disagree.
+      Eigen::VectorXd x = ex.mean + Eigen::VectorXd::NullaryExpr(d, [&] { return 0.3 * n01(rng) + 0.2 * c; });
       xs.push_back(x);
       as.push_back(aggregate(x));
       // The conditional mean from the precision: x_j - (Q x - b)_j / Q_jj.
       mus.push_back(x - (ex.precision * x - ex.b).cwiseQuotient(ex.precision.diagonal()));
     }
     std::vector<StridedSpan<const double>> xv, av;
-    for (size_t c = 0; c < chains; ++c) {
+    for (size_t c = 0; c < kChains; ++c) {
       xv.emplace_back(xs[c].data(), static_cast<size_t>(d), 1);
       av.emplace_back(as[c].data(), static_cast<size_t>(d), 1);
     }
-    rb.prepare(chains);
+    rb.prepare(kChains);
     rb.add(xv, av, 0, 300);  // in two ranges, as the engine's threads do
     rb.add(xv, av, 300, static_cast<uint64_t>(d));
-    rb.next_sample(chains);
-  };
-  add(2);
-  add(1);
-  ASSERT_EQ(rb.samples(), 3u);
+    rb.next_sample(kChains);
+  }
+  ASSERT_EQ(rb.samples(), kChains * kRefreshes);
+  const double s = kChains * kRefreshes, n = kRefreshes;
   for (Eigen::Index j = 0; j < d; ++j) {
-    const double m = (mus[0](j) + mus[1](j) + mus[2](j)) / 3;
-    double v = 0;
-    for (const auto& mu : mus) v += (mu(j) - m) * (mu(j) - m);
-    v /= 2;
+    double m = 0, v = 0, chain_m[kChains] = {0, 0};
+    for (size_t i = 0; i < mus.size(); ++i) {
+      m += mus[i](j) / s;
+      chain_m[i % kChains] += mus[i](j) / n;
+    }
+    double within = 0;
+    for (size_t i = 0; i < mus.size(); ++i) {
+      v += (mus[i](j) - m) * (mus[i](j) - m) / (s - 1);
+      within += (mus[i](j) - chain_m[i % kChains]) * (mus[i](j) - chain_m[i % kChains]) / (kChains * (n - 1));
+    }
+    const double between = (chain_m[0] - m) * (chain_m[0] - m) + (chain_m[1] - m) * (chain_m[1] - m);  // K - 1 = 1
+    const double q = 1 / ex.precision(j, j);
+    const double rhat = std::sqrt(1 + (between - within / n) / (q + within));
     const sampler::RaoBlackwell::Estimate e = rb.at(static_cast<uint64_t>(j));
     const double scale = 1e-6 * (1 + std::abs(m));  // H_jj's data part is kept in float32
     EXPECT_NEAR(e.mean, m, scale) << "coordinate " << j;
-    EXPECT_NEAR(e.sd * e.sd, 1 / ex.precision(j, j) + v, 1e-6 / ex.precision(j, j)) << "coordinate " << j;
-    EXPECT_NEAR(e.mcse * e.mcse, v / 3, 1e-6 * (v + 1e-12)) << "coordinate " << j;
-    EXPECT_NEAR(e.mu_share, v / (1 / ex.precision(j, j) + v), 1e-6) << "coordinate " << j;
+    EXPECT_NEAR(e.sd * e.sd, q + v, 1e-6 * q) << "coordinate " << j;
+    EXPECT_NEAR(e.mcse * e.mcse, v / s, 1e-6 * (v + 1e-12)) << "coordinate " << j;
+    EXPECT_NEAR(e.mu_share, v / (q + v), 1e-6) << "coordinate " << j;
+    // The chains' means are kept in float32: their spread to about 1e-7 of the mean.
+    EXPECT_NEAR(e.rhat, rhat, 1e-3 * std::abs(rhat - 1) + 1e-5 * (1 + std::abs(m)) / std::sqrt(q)) << "coordinate " << j;
   }
+}
+
+// The R-hat of the conditional means: R-hat^2 - 1 is 0 on average when every chain's
+// conditional draws come from one distribution, and the variance of the chains' means over
+// Var(x_j) when they sit apart (what chains stuck in different places give: 0.2 posterior sds
+// apart, R-hat about 1.033); NaN with one draw a chain. Many coordinates at once, each an
+// independent replicate: 4 chains of 5 draws; mu_j's share of Var(x_j) 0.02, as a rare level's
+// (the noise in R-hat^2 - 1 is about that share / 5 times (chi^2_3 / 3 - 1)).
+TEST(RaoBlackwell, TheConditionalMeansRhatSeesChainsThatDisagree) {
+  const uint64_t seed = test_seed(3);
+  constexpr uint64_t kCoords = 4000;
+  constexpr size_t kChains = 4;
+  const double h = 100, share = 0.02;
+  const double sd_mu = std::sqrt(share / (1 - share) / h), sd_x = std::sqrt(1 / h + sd_mu * sd_mu);
+  struct Rhats {
+    std::vector<double> sorted;
+    double mean_sq_minus_1 = 0, sd_sq = 0;  // of rhat^2 - 1 over the replicates
+  };
+  auto rhats = [&](double apart, size_t refreshes) {
+    sampler::RaoBlackwell rb(std::vector<float>(kCoords, static_cast<float>(h - 1)), 1.0, kChains);
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<double> n01;
+    std::vector<std::vector<double>> x(kChains, std::vector<double>(kCoords, 0.0)), a = x;
+    for (size_t r = 0; r < refreshes; ++r) {
+      std::vector<StridedSpan<const double>> xv, av;
+      for (size_t c = 0; c < kChains; ++c) {
+        // At x = 0, mu_j = -A_j / H_jj: chain c's draws centred at c * apart sds.
+        for (uint64_t j = 0; j < kCoords; ++j) a[c][j] = -h * (apart * sd_x * static_cast<double>(c) + sd_mu * n01(rng));
+        xv.emplace_back(x[c].data(), kCoords, 1);
+        av.emplace_back(a[c].data(), kCoords, 1);
+      }
+      rb.prepare(kChains);
+      rb.add(xv, av, 0, kCoords);
+      rb.next_sample(kChains);
+    }
+    Rhats out;
+    for (uint64_t j = 0; j < kCoords; ++j) {
+      const double v = rb.at(j).rhat;
+      out.sorted.push_back(v);
+      out.mean_sq_minus_1 += (v * v - 1) / kCoords;
+      out.sd_sq += (v * v - 1) * (v * v - 1) / kCoords;
+    }
+    out.sd_sq = std::sqrt(std::max(0.0, out.sd_sq - out.mean_sq_minus_1 * out.mean_sq_minus_1));
+    std::sort(out.sorted.begin(), out.sorted.end());
+    return out;
+  };
+  const Rhats same = rhats(0, 5), apart = rhats(0.2, 5), one = rhats(0, 1);
+  // Chains at 0, 0.2, 0.4 and 0.6 sds: the variance of their means 0.2 / 3 of Var(x_j).
+  const double expected = 0.2 * 0.2 * 5 / 3;
+  std::cout << "R-hat^2 - 1: same " << same.mean_sq_minus_1 << " (sd " << same.sd_sq << "), apart "
+            << apart.mean_sq_minus_1 << " (sd " << apart.sd_sq << "; expected " << expected
+            << "); R-hat 99 % same " << same.sorted[kCoords * 99 / 100] << ", 1 % apart " << apart.sorted[kCoords / 100]
+            << std::endl;
+  EXPECT_NEAR(same.mean_sq_minus_1, 0.0, 5 * same.sd_sq / std::sqrt(kCoords));
+  EXPECT_NEAR(apart.mean_sq_minus_1, expected, 5 * apart.sd_sq / std::sqrt(kCoords) + 0.002);
+  EXPECT_LT(same.sorted[kCoords * 99 / 100], 1.01);
+  EXPECT_GT(apart.sorted[kCoords / 100], 1.01);
+  EXPECT_TRUE(std::isnan(one.sorted[0]));
 }
 
 // Every default but the length (no step), 4 chains, a store with rare levels and its
@@ -204,6 +274,12 @@ TEST(RaoBlackwell, TwentyPassesGiveTheExactPosteriorOfRareLevels) {
   std::cout << "within target: " << 100 * share_on << " % (kept draws alone: " << 100 * share_off << " %)" << std::endl;
   EXPECT_GE(share_on, 0.95);
   EXPECT_GT(share_on, share_off);
+  // The verdict follows posterior.npy: R-hat above 1.01 where the draws have not mixed, but
+  // for a conditional mean the chains' conditional means' R-hat.
+  std::cout << "R-hat above 1.01: " << on.diagnostics.rhat_above << " of " << on.run.dim << " (kept draws alone: "
+            << off.diagnostics.rhat_above << ")" << std::endl;
+  EXPECT_LE(static_cast<double>(on.diagnostics.rhat_above), 0.05 * static_cast<double>(on.run.dim));
+  EXPECT_GT(off.diagnostics.rhat_above, 4 * on.diagnostics.rhat_above);
 }
 
 // Where the conditionals are not Gaussian, or no refresh reads every row at the chain's state,
