@@ -445,13 +445,6 @@ int run_sample(SampleArgs& a) {
                  result.last_eval ? result.last_eval->passes : 0.0);
   const std::string table = summary_text(summary);
   b.append(table.data(), table.data() + table.size());
-  if (r.rao_blackwell) {
-    fmt::format_to(std::back_inserter(b),
-                   "posterior.npy: {} means and {} sds of {} from the Gaussian conditionals at {} refreshes "
-                   "(Rao-Blackwellized, where their Monte Carlo error is the smaller), the others the kept draws' "
-                   "(docs/samplers.md, \"Rao-Blackwellized moments\").\n",
-                   result.rb_means, result.rb_sds, r.dim, result.rb_samples);
-  }
   if (result.last_eval && !std::isnan(result.last_eval->test_loglik)) {
     const EvalRecord& e = *result.last_eval;
     fmt::format_to(std::back_inserter(b), "test: average log-likelihood {:.6g} over {} states of each chain", e.test_loglik, e.samples);

@@ -45,6 +45,10 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"min_ess", number(v.min_ess)},
             {"min_ess_coordinate", v.min_ess_name.empty() ? nlohmann::json() : nlohmann::json(v.min_ess_name)},
             {"ess_below_100_a_chain", v.ess_below}}},
+          {"rao_blackwell", s.rao_blackwell ? nlohmann::json{{"conditional_draws", s.rb_samples},
+                                                              {"means", s.rb_means},
+                                                              {"sds", s.rb_sds}}
+                                            : nlohmann::json()},
           {"mixed", s.mixed}};
 }
 
@@ -106,6 +110,14 @@ std::string summary_text(const RunSummary& s) {
                    "largest R-hat {:.4g} ({}), {} above 1.01; smallest ESS {:.0f} ({}), {} below 100 a chain.\n",
                    v.covered, v.dim, v.sampled ? " (a seeded sample and the tracked ones: config.json's diagnostics)" : "",
                    v.max_rhat, v.max_rhat_name, v.rhat_above, v.min_ess, v.min_ess_name, v.ess_below);
+  }
+  if (s.rao_blackwell) {
+    fmt::format_to(out,
+                   "posterior.npy: {} means and {} sds of {} from the Gaussian conditionals at {} conditional draws "
+                   "(Rao-Blackwellized, where their Monte Carlo error is the smaller; for those means diagnostics.npy's "
+                   "MCSE, R-hat and ESS are theirs), the others the kept draws' (docs/samplers.md, \"Rao-Blackwellized "
+                   "moments\").\n",
+                   s.rb_means, s.rb_sds, v.dim, s.rb_samples);
   }
   if (s.mixed) {
     fmt::format_to(out, "No R-hat above 1.01: the chains agree.\n");

@@ -49,6 +49,10 @@ struct RunSummary {
   bool stopped_early = false;
   std::vector<ColumnSummary> columns;  // lp__ first, then the tracked coordinates
   VectorSummary vector;
+  // With Rao-Blackwellized moments (config.json's result.rao_blackwell): the conditional draws,
+  // and how many of posterior.npy's means and sds came from them.
+  bool rao_blackwell = false;
+  uint64_t rb_samples = 0, rb_means = 0, rb_sds = 0;
   // No R-hat above 1.01, neither a column's nor the whole vector's, and some computed.
   bool mixed = false;
 };

@@ -50,6 +50,8 @@ struct RunConfig {
   uint64_t chains = 0, first_chain = 1, dim = 0, draws = 0, iterations = 0, burn_in = 0, thin = 1;
   bool intercept = false, stopped_early = false, sampled = false;
   std::vector<std::string> draws_files, track;
+  bool rao_blackwell = false;
+  uint64_t rb_samples = 0, rb_means = 0, rb_sds = 0;
 };
 
 Status read_config(const std::string& dir, std::string_view text, RunConfig* c) {
@@ -78,6 +80,13 @@ Status read_config(const std::string& dir, std::string_view text, RunConfig* c) 
     c->draws = json_at<uint64_t>(r, "draws");
     c->stopped_early = json_at<bool>(r, "stopped_early");
     c->sampled = j.at("diagnostics").at("coordinates").get<std::string>() != "all";
+    if (r.contains("rao_blackwell")) {  // a run that kept Rao-Blackwellized moments
+      const nlohmann::json& rb = r.at("rao_blackwell");
+      c->rao_blackwell = true;
+      c->rb_samples = json_at<uint64_t>(rb, "conditional_draws");
+      c->rb_means = json_at<uint64_t>(rb, "means");
+      c->rb_sds = json_at<uint64_t>(rb, "sds");
+    }
   } catch (const nlohmann::json::exception& e) {
     return Status::corruption(fmt::format("{}: not the configuration of an agld run: {}", where, e.what()));
   }
@@ -252,6 +261,10 @@ Status summarize_run(const std::string& dir, FileSystem& fs, RunSummary* out) {
   s.burn_in = c.burn_in;
   s.thin = c.thin;
   s.stopped_early = c.stopped_early;
+  s.rao_blackwell = c.rao_blackwell;
+  s.rb_samples = c.rb_samples;
+  s.rb_means = c.rb_means;
+  s.rb_sds = c.rb_sds;
   for (size_t t = 0; t < columns.size(); ++t) {
     s.columns.push_back(summarize_column(t == 0 ? "lp__" : c.track[t - 1], columns[t], c.chains));
   }

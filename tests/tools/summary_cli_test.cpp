@@ -115,6 +115,35 @@ TEST_F(SummaryCli, SamplePrintsTheSameTable) {
   EXPECT_NE(sample_out_->find(r.out), std::string::npos) << "sample printed:\n" << *sample_out_ << "\nsummary:\n" << r.out;
 }
 
+// A linear run keeps Rao-Blackwellized moments: the summary says how many of posterior.npy's
+// means and sds came from them, as config.json does; `agld sample` prints the same. A logistic
+// run has none (JSON null, no line).
+TEST_F(SummaryCli, SaysWhichMomentsAreRaoBlackwellized) {
+  const std::string run = scratch_.file("linear");
+  auto r = run_agld("sample --train " + shell_arg(dir_->file("heart.agld")) +
+                    " --model linear --intercept --iterations 4000 --seed 5 --out " + shell_arg(run));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string sample_out = r.out;
+  const auto cfg = nlohmann::json::parse(test::read_file(run + "/config.json"));
+  ASSERT_TRUE(cfg["rao_blackwell"]["on"].get<bool>()) << cfg["rao_blackwell"].dump();
+  const auto& rb = cfg["result"]["rao_blackwell"];
+  r = run_agld("summary " + shell_arg(run) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto s = nlohmann::json::parse(r.out);
+  EXPECT_EQ(s["rao_blackwell"]["conditional_draws"], rb["conditional_draws"]);
+  EXPECT_EQ(s["rao_blackwell"]["means"], rb["means"]);
+  EXPECT_EQ(s["rao_blackwell"]["sds"], rb["sds"]);
+  r = run_agld("summary " + shell_arg(run));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string line = "posterior.npy: " + rb["means"].dump() + " means and " + rb["sds"].dump() + " sds of 14";
+  EXPECT_NE(r.out.find(line), std::string::npos) << r.out;
+  EXPECT_NE(sample_out.find(r.out), std::string::npos) << "sample printed:\n" << sample_out << "\nsummary:\n" << r.out;
+  r = run_agld("summary " + shell_arg(run_) + " --json");
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["rao_blackwell"].is_null());
+  r = run_agld("summary " + shell_arg(run_));
+  EXPECT_EQ(r.out.find("posterior.npy:"), std::string::npos) << r.out;
+}
+
 // A run whose diagnostics cover a seeded sample (a budget too small for all) says so.
 TEST_F(SummaryCli, SaysWhenTheDiagnosticsAreASample) {
   const std::string dir = copy_run("sampled");
