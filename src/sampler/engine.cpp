@@ -734,8 +734,10 @@ Status resume_sample(const Store& train, const Store* test, const SampleOptions&
   MemoryPlan plan;
   sampler::Preconditioner pre;
   st = prepare(train, test, options, &r, &plan, &pre);
-  if (st.is_ok()) st = checkpoint::check_run(saved, train, test, &r);
   if (!st.is_ok()) return st;
+  // What differs between the run and its checkpoint (agld's version, a store, an option) names the checkpoint.
+  st = checkpoint::check_run(saved, train, test, &r);
+  if (!st.is_ok()) return st.with_context(checkpoint.path());
   auto model = model::find_model(r.options.model)->make(r.options);
   std::unique_ptr<sampler::RaoBlackwell> rb;
   st = sampler::make_rao_blackwell(train, r, *model, &rb);

@@ -297,6 +297,7 @@ TEST(ResumeChecks, RefusesWhatIsNotTheRun) {
   Status st = resume_sample(*store, nullptr, changed, first.last, sink, &r);
   EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(st.message().find("option seed was 29, now 30"), std::string::npos) << st.message();
+  EXPECT_EQ(st.message().rfind(first.last.path() + ": ", 0), 0u) << st.message();  // names the checkpoint
   // Threads and the time limit may change.
   changed = o;
   changed.threads = 2;
@@ -307,6 +308,7 @@ TEST(ResumeChecks, RefusesWhatIsNotTheRun) {
   st = resume_sample(*other, nullptr, o, first.last, sink, &r);
   EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(st.message().find("is not the training store the run started with"), std::string::npos) << st.message();
+  EXPECT_EQ(st.message().rfind(first.last.path() + ": ", 0), 0u) << st.message();
   // A test store the run did not have.
   st = resume_sample(*store, other.get(), o, first.last, sink, &r);
   EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << st.message();
