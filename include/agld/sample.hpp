@@ -205,7 +205,7 @@ inline constexpr double kRhatLimit = 1.01;
 // The whole-vector diagnostics in a line: the worst coordinates of diagnostics.npy.
 struct DiagnosticsSummary {
   uint64_t covered = 0;            // coordinates with diagnostics
-  uint64_t finite = 0;             // of them, those with a finite R-hat
+  uint64_t finite = 0;             // coordinates with a finite R-hat (covered, or a Rao-Blackwellized mean)
   double max_rhat = 0;             // NaN when none is finite
   uint64_t max_rhat_at = 0;        // 0-based coordinate
   uint64_t rhat_above = 0;         // coordinates with R-hat > kRhatLimit

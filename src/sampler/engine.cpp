@@ -645,8 +645,9 @@ void Engine::finish(bool stopped, SampleResult* out) {
   DiagnosticsSummary& s = r.diagnostics;
   s.covered = diagnostics_.covered();
   s.max_rhat = s.min_ess = std::numeric_limits<double>::quiet_NaN();
-  for (uint64_t i = 0; i < s.covered; ++i) {
-    const uint64_t j = diagnostics_.coordinate(i);
+  // Every coordinate with diagnostics, as `agld summary` reads them from diagnostics.npy: the
+  // covered ones, and any other whose mean is Rao-Blackwellized (its own R-hat).
+  for (uint64_t j = 0; j < run_.dim; ++j) {
     if (std::isfinite(r.rhat[j])) {
       ++s.finite;
       if (!(r.rhat[j] <= s.max_rhat)) {

@@ -133,6 +133,10 @@ TEST_F(SummaryCli, SaysWhichMomentsAreRaoBlackwellized) {
   EXPECT_EQ(s["rao_blackwell"]["conditional_draws"], rb["conditional_draws"]);
   EXPECT_EQ(s["rao_blackwell"]["means"], rb["means"]);
   EXPECT_EQ(s["rao_blackwell"]["sds"], rb["sds"]);
+  // The verdict the run wrote is the one the summary reads back from diagnostics.npy.
+  EXPECT_EQ(s["all_coordinates"]["with_rhat"], cfg["diagnostics"]["rhat_finite"]);
+  EXPECT_EQ(s["all_coordinates"]["rhat_above_1_01"], cfg["diagnostics"]["rhat_above_1_01"]);
+  EXPECT_EQ(s["mixed"], cfg["diagnostics"]["mixed"]);
   r = run_agld("summary " + shell_arg(run));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string line = "posterior.npy: " + rb["means"].dump() + " means and " + rb["sds"].dump() + " sds of 14";
