@@ -16,7 +16,7 @@ RaoBlackwell::Estimate RaoBlackwell::at(uint64_t j) const {
   const double var_mu = mu_.count() > 1 ? mu_.m2()[j] / (s - 1) : std::nan("");
   const double var = 1 / h + var_mu;
   const double k = static_cast<double>(chains_), n = s / k;
-  double rhat = std::nan("");
+  double rhat = std::nan(""), mcse2 = var_mu / s;
   if (chains_ > 1 && n > 1) {
     double between = 0;  // sum over chains of (chain mean - mean)^2
     for (size_t c = 0; c < chains_; ++c) {
@@ -25,8 +25,12 @@ RaoBlackwell::Estimate RaoBlackwell::at(uint64_t j) const {
     }
     const double w = std::max(0.0, mu_.m2()[j] - n * between) / (k * (n - 1));
     rhat = std::sqrt(std::max(0.0, 1 + (between / (k - 1) - w / n) / (1 / h + w)));
+    // The chains as batches: the pooled mean's variance from the spread of the chains' means,
+    // which holds when successive conditional draws are correlated (they inherit the slow
+    // coordinates of j's rows); the larger of the two.
+    mcse2 = std::max(mcse2, between / (k - 1) / k);
   }
-  return {mu_.mean()[j], std::sqrt(var), std::sqrt(var_mu / s), var_mu / var, rhat};
+  return {mu_.mean()[j], std::sqrt(var), std::sqrt(mcse2), var_mu / var, rhat};
 }
 
 Status resolve_rao_blackwell(const Store& train, const model::Model& model, const Snapshot& snap, ResolvedSample* r) {
