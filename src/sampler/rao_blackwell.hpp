@@ -62,7 +62,8 @@ class RaoBlackwell {
   // mean's Monte Carlo error: the larger of sqrt(Var(mu_j) / samples) (the samples a pass
   // apart taken as independent) and sqrt(B/n / K), the chains' means taken as K batches (the
   // draws inherit the autocorrelation of the coordinates in j's rows); the share of the
-  // variance Var(mu_j) is (what the sd's error scales with); and the R-hat of the mean (NaN with one chain or one conditional draw a chain):
+  // variance Var(mu_j) is (what the sd's error scales with); and the R-hat of the mean (NaN
+  // with one chain or one conditional draw a chain):
   //     rhat^2 = 1 + (B/n - W/n) / (1/H_jj + W),
   // B/n the variance of the chains' means of mu_j, W the variance of mu_j within a chain, n the
   // conditional draws of a chain: Stan's R-hat, (n-1)/n W + B/n over W, with the variance of x_j
