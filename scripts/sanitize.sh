@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CI's sanitizer stages (docs/reliability.md), after scripts/test.sh's normal build and suite:
-#   asan  build-asan (ASan + UBSan, every error fatal): the default suite (ctest -LE long);
-#         the tests that measure memory skip themselves
+#   asan  build-asan (ASan + UBSan, every error fatal): the unit and smoke tests (ctest -L;
+#         tests/CMakeLists.txt labels them; the stat tests' long runs add nothing that a
+#         sanitizer sees); the tests that measure memory skip themselves
 #   tsan  build-tsan (TSan): the threading tests of the reader and the sampler
 #   fuzz  fuzz/run.sh 60: every libFuzzer target for 60 s (clang; build-fuzz)
 #   scripts/sanitize.sh [asan] [tsan] [fuzz]     (default: all three, in that order)
@@ -24,16 +25,16 @@ tsan_tests='^(Reader|ReaderBudget|DirectRows|Chains)\.|/(Streams|ChainsInOneRun)
 asan() {
   cmake -S . -B build-asan -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DAGLD_SANITIZE=address,undefined >/dev/null
-  cmake --build build-asan -j"$jobs"
+  cmake --build build-asan -j"$jobs" --target agld_tests
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE long
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" -L '^(unit|smoke)$'
 }
 tsan() {
   cmake -S . -B build-tsan -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DAGLD_SANITIZE=thread >/dev/null
   cmake --build build-tsan -j"$jobs" --target reader_tests sampler_tests
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
-    ctest --test-dir build-tsan --output-on-failure -j"$jobs" -LE long -R "$tsan_tests"
+    ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L '^(unit|smoke)$' -R "$tsan_tests"
 }
 fuzz() {
   JOBS="$jobs" bash fuzz/run.sh "${FUZZ_SECONDS:-60}"

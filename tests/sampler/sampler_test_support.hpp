@@ -1,10 +1,11 @@
 // Shared by the sampler tests: a store from rows, an observer that keeps the draws, and
-// posterior summaries with their Monte Carlo error (batch means).
+// posterior summaries with their Monte Carlo error (batch means). The bodies are in
+// sampler_test_support.cpp, compiled once: Eigen's solvers in every test file cost minutes of build.
 #pragma once
 
 #include <gtest/gtest.h>
 
-#include <Eigen/Dense>
+#include <Eigen/Core>
 
 #include <algorithm>
 #include <cmath>
@@ -22,63 +23,15 @@
 namespace agld::test {
 
 // The metadata the sampler reads, for rows written as a store.
-inline StoreMeta sampler_meta(const SparseRows& rows, uint64_t features, bool binary) {
-  StoreMeta meta;
-  meta.features = features;
-  meta.label_kind = binary ? LabelKind::kBinary : LabelKind::kReal;
-  // The tests' rows are independent draws, in no order with a trend: say so, as a shuffled
-  // conversion would (the default method then reads them cyclically, as on a converted store).
-  meta.options.shuffle = true;
-  if (!binary && rows.rows() > 0) {
-    const auto [lo, hi] = std::minmax_element(rows.labels.begin(), rows.labels.end());
-    meta.label_min = *lo;
-    meta.label_max = *hi;
-  }
-  for (size_t r = 0; r < rows.rows(); ++r) {
-    double sq = 0;
-    for (float v : rows.row_values(r)) sq += double{v} * v;
-    meta.row_sq_norm_sum += sq;
-    meta.row_sq_norm_max = std::max(meta.row_sq_norm_max, sq);
-  }
-  return meta;
-}
+StoreMeta sampler_meta(const SparseRows& rows, uint64_t features, bool binary);
 
 // Writes rows as a store (16-row chunks, zstd) with the metadata the sampler reads; with
 // `stats`, the per-feature statistics too, as `agld convert` writes them.
-inline std::unique_ptr<Store> make_store(const std::string& path, const SparseRows& rows,
-                                         uint64_t features, bool binary, size_t chunk_rows = 16,
-                                         bool stats = false) {
-  const StoreMeta meta = sampler_meta(rows, features, binary);
-  ChunkCodec codec;
-  if (stats) {
-    EXPECT_TRUE(write_store_with_stats(path, rows, chunk_rows, codec, meta, 64).is_ok());
-  } else {
-    EXPECT_TRUE(write_store(path, rows, chunk_rows, codec, meta).is_ok());
-  }
-  std::unique_ptr<Store> store;
-  Status st = Store::open(path, &store);
-  EXPECT_TRUE(st.is_ok()) << st.message();
-  return store;
-}
+std::unique_ptr<Store> make_store(const std::string& path, const SparseRows& rows, uint64_t features,
+                                  bool binary, size_t chunk_rows = 16, bool stats = false);
 
 // n logistic rows of d dense N(0, 1) features, labels +-1 from x . (weight, ..., weight) + N(0, 1).
-inline SparseRows dense_binary_rows(uint64_t seed, size_t n, uint32_t d, double weight) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n01;
-  SparseRows rows;
-  std::vector<uint32_t> idx(d);
-  std::vector<float> val(d);
-  for (size_t r = 0; r < n; ++r) {
-    double m = 0;
-    for (uint32_t j = 0; j < d; ++j) {
-      idx[j] = j;
-      val[j] = static_cast<float>(n01(rng));
-      m += weight * val[j];
-    }
-    rows.add_row(m + n01(rng) > 0 ? 1.0 : -1.0, idx, val);
-  }
-  return rows;
-}
+SparseRows dense_binary_rows(uint64_t seed, size_t n, uint32_t d, double weight);
 
 // A linear model y = x . beta + N(0, noise_var) on rows whose features are each present with
 // probability `presence` (values N(0, 1)), and its exact Gaussian posterior under the prior
@@ -89,61 +42,15 @@ struct ExactLinear {
   double trace = 0;       // of the posterior covariance
   double lambda_max = 0;  // the posterior precision's largest eigenvalue
 };
-inline ExactLinear exact_linear(uint64_t seed, size_t n, const std::vector<double>& beta, double noise_var,
-                                double presence) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> n01;
-  std::bernoulli_distribution present(presence);
-  const auto d = static_cast<Eigen::Index>(beta.size());
-  ExactLinear p;
-  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), d);
-  Eigen::VectorXd y(static_cast<Eigen::Index>(n));
-  for (size_t r = 0; r < n; ++r) {
-    const auto i = static_cast<Eigen::Index>(r);
-    std::vector<uint32_t> idx;
-    std::vector<float> val;
-    double m = 0;
-    for (uint32_t j = 0; j < beta.size(); ++j) {
-      if (!present(rng)) continue;
-      const float v = static_cast<float>(n01(rng));
-      idx.push_back(j);
-      val.push_back(v);
-      x(i, j) = v;
-      m += beta[j] * v;
-    }
-    y(i) = m + std::sqrt(noise_var) * n01(rng);
-    p.rows.add_row(y(i), idx, val);
-  }
-  const Eigen::MatrixXd precision = x.transpose() * x / noise_var + Eigen::MatrixXd::Identity(d, d);
-  const Eigen::MatrixXd cov = precision.inverse();
-  p.mean = cov * x.transpose() * y / noise_var;
-  p.sd = cov.diagonal().array().sqrt();
-  p.trace = cov.trace();
-  p.lambda_max = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(precision).eigenvalues().maxCoeff();
-  return p;
-}
+ExactLinear exact_linear(uint64_t seed, size_t n, const std::vector<double>& beta, double noise_var,
+                         double presence);
 
 // Stan's posterior of heart_scale (datasets/heart_scale.ref.csv; datasets/README.md): the
 // mean and sd of each of the 13 coordinates.
 struct StanReference {
   std::vector<double> mean, sd;
 };
-inline StanReference read_heart_scale_reference() {
-  StanReference r;
-  std::ifstream in(std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.ref.csv");
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::stringstream ss(line);
-    std::string coord, mean, sd;
-    std::getline(ss, coord, ',');
-    std::getline(ss, mean, ',');
-    std::getline(ss, sd, ',');
-    r.mean.push_back(std::stod(mean));
-    r.sd.push_back(std::stod(sd));
-  }
-  return r;
-}
+StanReference read_heart_scale_reference();
 
 // Keeps every draw's tracked coordinates.
 class KeepDraws final : public SampleObserver {
@@ -167,25 +74,6 @@ struct Summary {
 };
 
 // Mean, sd and the batch-means Monte Carlo error of coordinate t of the draws.
-inline Summary summarize(const std::vector<std::vector<double>>& draws, size_t t, size_t batches = 40) {
-  Summary s;
-  const size_t n = draws.size();
-  if (n < 2 * batches) return s;
-  double sum = 0, sq = 0;
-  for (const auto& d : draws) sum += d[t];
-  s.mean = sum / static_cast<double>(n);
-  for (const auto& d : draws) sq += (d[t] - s.mean) * (d[t] - s.mean);
-  s.sd = std::sqrt(sq / static_cast<double>(n - 1));
-  const size_t per = n / batches;
-  double bv = 0;
-  for (size_t b = 0; b < batches; ++b) {
-    double m = 0;
-    for (size_t i = b * per; i < (b + 1) * per; ++i) m += draws[i][t];
-    m /= static_cast<double>(per);
-    bv += (m - s.mean) * (m - s.mean);
-  }
-  s.mcse = std::sqrt(bv / static_cast<double>(batches - 1) / static_cast<double>(batches));
-  return s;
-}
+Summary summarize(const std::vector<std::vector<double>>& draws, size_t t, size_t batches = 40);
 
 }  // namespace agld::test

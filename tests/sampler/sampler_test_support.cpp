@@ -1,0 +1,133 @@
+#include "sampler_test_support.hpp"
+
+#include <Eigen/Dense>
+
+namespace agld::test {
+
+StoreMeta sampler_meta(const SparseRows& rows, uint64_t features, bool binary) {
+  StoreMeta meta;
+  meta.features = features;
+  meta.label_kind = binary ? LabelKind::kBinary : LabelKind::kReal;
+  // The tests' rows are independent draws, in no order with a trend: say so, as a shuffled
+  // conversion would (the default method then reads them cyclically, as on a converted store).
+  meta.options.shuffle = true;
+  if (!binary && rows.rows() > 0) {
+    const auto [lo, hi] = std::minmax_element(rows.labels.begin(), rows.labels.end());
+    meta.label_min = *lo;
+    meta.label_max = *hi;
+  }
+  for (size_t r = 0; r < rows.rows(); ++r) {
+    double sq = 0;
+    for (float v : rows.row_values(r)) sq += double{v} * v;
+    meta.row_sq_norm_sum += sq;
+    meta.row_sq_norm_max = std::max(meta.row_sq_norm_max, sq);
+  }
+  return meta;
+}
+
+std::unique_ptr<Store> make_store(const std::string& path, const SparseRows& rows, uint64_t features,
+                                  bool binary, size_t chunk_rows, bool stats) {
+  const StoreMeta meta = sampler_meta(rows, features, binary);
+  ChunkCodec codec;
+  if (stats) {
+    EXPECT_TRUE(write_store_with_stats(path, rows, chunk_rows, codec, meta, 64).is_ok());
+  } else {
+    EXPECT_TRUE(write_store(path, rows, chunk_rows, codec, meta).is_ok());
+  }
+  std::unique_ptr<Store> store;
+  Status st = Store::open(path, &store);
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  return store;
+}
+
+SparseRows dense_binary_rows(uint64_t seed, size_t n, uint32_t d, double weight) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01;
+  SparseRows rows;
+  std::vector<uint32_t> idx(d);
+  std::vector<float> val(d);
+  for (size_t r = 0; r < n; ++r) {
+    double m = 0;
+    for (uint32_t j = 0; j < d; ++j) {
+      idx[j] = j;
+      val[j] = static_cast<float>(n01(rng));
+      m += weight * val[j];
+    }
+    rows.add_row(m + n01(rng) > 0 ? 1.0 : -1.0, idx, val);
+  }
+  return rows;
+}
+
+ExactLinear exact_linear(uint64_t seed, size_t n, const std::vector<double>& beta, double noise_var,
+                         double presence) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> n01;
+  std::bernoulli_distribution present(presence);
+  const auto d = static_cast<Eigen::Index>(beta.size());
+  ExactLinear p;
+  Eigen::MatrixXd x = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), d);
+  Eigen::VectorXd y(static_cast<Eigen::Index>(n));
+  for (size_t r = 0; r < n; ++r) {
+    const auto i = static_cast<Eigen::Index>(r);
+    std::vector<uint32_t> idx;
+    std::vector<float> val;
+    double m = 0;
+    for (uint32_t j = 0; j < beta.size(); ++j) {
+      if (!present(rng)) continue;
+      const float v = static_cast<float>(n01(rng));
+      idx.push_back(j);
+      val.push_back(v);
+      x(i, j) = v;
+      m += beta[j] * v;
+    }
+    y(i) = m + std::sqrt(noise_var) * n01(rng);
+    p.rows.add_row(y(i), idx, val);
+  }
+  const Eigen::MatrixXd precision = x.transpose() * x / noise_var + Eigen::MatrixXd::Identity(d, d);
+  const Eigen::MatrixXd cov = precision.inverse();
+  p.mean = cov * x.transpose() * y / noise_var;
+  p.sd = cov.diagonal().array().sqrt();
+  p.trace = cov.trace();
+  p.lambda_max = Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(precision).eigenvalues().maxCoeff();
+  return p;
+}
+
+StanReference read_heart_scale_reference() {
+  StanReference r;
+  std::ifstream in(std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.ref.csv");
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::stringstream ss(line);
+    std::string coord, mean, sd;
+    std::getline(ss, coord, ',');
+    std::getline(ss, mean, ',');
+    std::getline(ss, sd, ',');
+    r.mean.push_back(std::stod(mean));
+    r.sd.push_back(std::stod(sd));
+  }
+  return r;
+}
+
+Summary summarize(const std::vector<std::vector<double>>& draws, size_t t, size_t batches) {
+  Summary s;
+  const size_t n = draws.size();
+  if (n < 2 * batches) return s;
+  double sum = 0, sq = 0;
+  for (const auto& d : draws) sum += d[t];
+  s.mean = sum / static_cast<double>(n);
+  for (const auto& d : draws) sq += (d[t] - s.mean) * (d[t] - s.mean);
+  s.sd = std::sqrt(sq / static_cast<double>(n - 1));
+  const size_t per = n / batches;
+  double bv = 0;
+  for (size_t b = 0; b < batches; ++b) {
+    double m = 0;
+    for (size_t i = b * per; i < (b + 1) * per; ++i) m += draws[i][t];
+    m /= static_cast<double>(per);
+    bv += (m - s.mean) * (m - s.mean);
+  }
+  s.mcse = std::sqrt(bv / static_cast<double>(batches - 1) / static_cast<double>(batches));
+  return s;
+}
+
+}  // namespace agld::test
