@@ -1,28 +1,34 @@
 #!/usr/bin/env bash
 # What K chains cost against one (issue #14): wall time, CPU and bytes read of the default
-# run (10 passes of the data a chain), K = 1 and K = 4, for
+# run (20 passes of the data a chain), K = 1 and K = 4, for
 #   tmu-ca             (every chain steps on the same batches: read once),
 #   tmu-br             (a random order: each chain reads its own sequence),
 #   tmu-br --share-batches (every chain the first chain's sequence),
 # with the store kept in memory, and out of core (the training reader's share a quarter of
 # the store: the run's own state, from an in-memory run's config.json, plus S/4 and 64 MiB for
 # the process and the other readers). Runs are interleaved, REPS of each, every run started
-# with the page cache dropped; medians. Logistic with intercept on criteo-shaped rows.
+# with the page cache dropped (when root); medians. Logistic with intercept on criteo-shaped
+# rows. Results: docs/notes/2026-11-25-chains-cost.md.
 #
-#   bench/chains_bench.sh [ROWS]     (default 2000000)
-#   REPS=3 AGLD=path/to/agld AGLD_BENCH_DIR=/some/disk bench/chains_bench.sh
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR):
+#   ROWS=2000000   criteo-shaped rows generated (10 % held out)
+#   REPS=3         interleaved repetitions of each case
+# Data and runs: $DATA_DIR/chains-$ROWS (criteo.svm, train.agld, test.agld, run/, chains.csv).
+#   REPS=1 ROWS=200000 bench/chains_bench.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-[[ -n ${AGLD:-} ]] || bash scripts/build.sh >/dev/null
-AGLD=${AGLD:-$ROOT/build/agld}
-ROWS=${1:-2000000}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
+no_args "$@"
+need_agld
+need_cmd /usr/bin/time python3
+ROWS=${ROWS:-2000000}
 REPS=${REPS:-3}
-DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}/chains-$ROWS
+DIR=$DATA_DIR/chains-$ROWS
 mkdir -p "$DIR"
+cd "$ROOT"
 TEXT=$DIR/criteo.svm
 [[ -f $TEXT ]] || "$AGLD" gen --shape criteo --rows "$ROWS" --seed 3 -o "$TEXT" -q
-[[ -f $DIR/train.agld ]] || "$AGLD" convert "$TEXT" -o "$DIR/train.agld" -q --shuffle --seed 3 \
+[[ -f $DIR/train.agld ]] || "$AGLD" convert "$TEXT" -o "$DIR/train.agld" -q --seed 3 \
   --test-fraction 0.1 --test-output "$DIR/test.agld"
 STORE=$(stat -c %s "$DIR/train.agld")
 

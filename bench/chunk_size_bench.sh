@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # Chunk size: compression ratio, conversion CPU time and single-thread read (verify) speed
 # for several --chunk-bytes, on criteo- and kdd12-shaped data (rows in the generated order,
-# --keep-order, as measured in docs/design.md). Medians of RUNS runs.
-#   bench/chunk_size_bench.sh [ROWS]      (default 1000000 criteo rows, 3000000 kdd12 rows)
+# --keep-order, as first measured). Medians of RUNS runs. Results:
+# docs/notes/2026-11-22-chunk-encoding-and-size.md (docs/design.md, "Chunk size").
+#
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR):
+#   ROWS=1000000   criteo-shaped rows; the kdd12-shaped data has 3 x ROWS
+#   RUNS=3         runs of each measurement (medians)
+# Data: $DATA_DIR/criteo-$ROWS.svm, $DATA_DIR/kdd12-$((3 * ROWS)).svm (kept), cs.agld (removed).
+#   ROWS=100000 RUNS=1 bench/chunk_size_bench.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-bash scripts/build.sh --bench >/dev/null
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
+no_args "$@"
+need_agld
+need_cmd /usr/bin/time /usr/bin/python3
+ROWS=${ROWS:-1000000}
 RUNS=${RUNS:-3}
-DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
+DIR=$DATA_DIR
 mkdir -p "$DIR"
-AGLD=$ROOT/build/agld
-CRITEO=$DIR/criteo-${1:-1000000}.svm
-KDD=$DIR/kdd12-$((3 * ${1:-1000000})).svm
-[[ -f $CRITEO ]] || "$AGLD" gen --shape criteo --rows "${1:-1000000}" --seed 1 -o "$CRITEO" --quiet
-[[ -f $KDD ]] || "$AGLD" gen --shape kdd12 --rows $((3 * ${1:-1000000})) --seed 1 -o "$KDD" --quiet
+CRITEO=$DIR/criteo-$ROWS.svm
+KDD=$DIR/kdd12-$((3 * ROWS)).svm
+[[ -f $CRITEO ]] || "$AGLD" gen --shape criteo --rows "$ROWS" --seed 1 -o "$CRITEO" --quiet
+[[ -f $KDD ]] || "$AGLD" gen --shape kdd12 --rows $((3 * ROWS)) --seed 1 -o "$KDD" --quiet
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 printf "%-8s %-10s %8s %10s %12s %14s\n" shape chunk chunks ratio "convert cpu" "verify-1t raw"
 for f in "$CRITEO" "$KDD"; do

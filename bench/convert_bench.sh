@@ -2,21 +2,27 @@
 # Conversion benchmark: text MB/s of `agld convert` with 1 and 2 threads (zstd on), beside
 # `cat FILE > /dev/null` and xgboost's LIBSVM loader, measured side by side in one
 # hyperfine run (medians); the same with the rows shuffled (the default; the other runs keep
-# the source's order, as docs/design.md measured them before the shuffle was the default); peak memory of
-# convert on 1x and 2x the input, and shuffled under --memory 256M; compression ratio and
-# `agld info --verify` read speed.
+# the source's order, as they were first measured, before the shuffle was the default); peak
+# memory of convert on 1x and 2x the input, and shuffled under --memory 256M; compression ratio
+# and `agld info --verify` read speed. Results: docs/notes/2026-11-22-parser-and-conversion-speed.md.
 #
-#   bench/convert_bench.sh [ROWS]        (default 1000000 rows of criteo shape, ~340 MB)
-#   RUNS=5 AGLD_BENCH_DIR=/some/disk bench/convert_bench.sh
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR):
+#   ROWS=1000000   criteo-shaped rows (about 340 MB of text)
+#   RUNS=5         hyperfine runs of each command (medians)
+# Needs hyperfine, GNU time and Debian's python3-xgboost (bash scripts/setup.sh --bench).
+# Data: $DATA_DIR/criteo-$ROWS.svm and the stores c1-c3.agld (kept), convert.json, info.json,
+# verify.json.
+#   ROWS=100000 RUNS=2 bench/convert_bench.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-bash scripts/build.sh --bench >/dev/null
-ROWS=${1:-1000000}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
+no_args "$@"
+need_agld
+need_cmd hyperfine /usr/bin/time /usr/bin/python3
+ROWS=${ROWS:-1000000}
 RUNS=${RUNS:-5}
-DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
+DIR=$DATA_DIR
 mkdir -p "$DIR"
-AGLD=$ROOT/build/agld
 FILE=$DIR/criteo-$ROWS.svm
 [[ -f $FILE ]] || "$AGLD" gen --shape criteo --rows "$ROWS" --seed 1 -o "$FILE" --quiet
 SIZE=$(stat -c %s "$FILE")

@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # Issue #16's papers at our scale: do the underdamped dynamics beat Langevin per data pass?
 #
-#   bench/dynamics_bench.sh [AGLD [DIR]]
-#   AGLD=path/to/agld DIR=/some/disk bench/dynamics_bench.sh
-#   ORACLE_EPOCHS="2 5 10 20" CRITEO_EPOCHS="2 5 10" METHODS="svrg-ld svr-hmc" bench/dynamics_bench.sh
-#   (an empty ORACLE_EPOCHS or CRITEO_EPOCHS skips that problem's runs and table)
+# Results: docs/notes/2026-11-26-dynamics.md.
+#
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR, ORACLE_DIR):
+#   DIR=$DATA_DIR/dyn          the criteo data (about 800 MB) and runs/
+#   ORACLE=$ORACLE_DIR/onehot_ref   the oracle's files: ORACLE.svm, ORACLE.agld,
+#                              ORACLE_exact.npy (bench/passes_table.sh makes them)
+#   ORACLE_EPOCHS="2 5 10 20"  run lengths on the oracle (empty: skip problem 1)
+#   CRITEO_EPOCHS="2 5 10"     run lengths on criteo-shaped data (empty: skip problem 2)
+#   METHODS="svrg-ld svrg-hmc svrg2nd-hmc saga-ld saga-hmc saga2nd-hmc svr-hmc tmu-ca tmu-ca-hmc2"
+# Steps whose files exist are not redone (delete DIR/runs/... to rerun a sampler).
+#   ORACLE_EPOCHS="2 5" CRITEO_EPOCHS= METHODS="svrg-ld svr-hmc" bench/dynamics_bench.sh
 #
 # Two claims of the source papers (../shared/papers; ALGORITHMS.md section 3):
 #  - Li et al.: the 2nd-order HMC variants beat their LD counterparts per data pass:
@@ -15,9 +22,7 @@
 # Every run: agld's default step and friction (no --step, no --friction), diag, 4 chains,
 # seed 0, --threads 1, --checkpoint-every off, under nice -n 10, one run at a time.
 #
-# Problem 1, the exact linear oracle (bench/passes_table.sh's): ORACLE (default
-# /tmp/agld-oracle/onehot_ref.{svm,agld} and onehot_ref_exact.npy, bench/passes_table.sh's
-# default place; 1M rows, 11,365 coordinates,
+# Problem 1, the exact linear oracle (bench/passes_table.sh's): ORACLE (1M rows, 11,365 coordinates,
 # `--model linear --intercept`). Error: bench/coordinate_classes.py's share of coordinates
 # within #15's target (mean within 0.1 exact sd, sd within 10 %), and the median over all
 # coordinates of |mean error| / exact sd (computed here from posterior.npy, as the script does
@@ -41,23 +46,21 @@
 # split-R-hat over every coordinate; a failed run (e.g. a divergence) prints
 # FAILED and its stderr's last line.
 #
-# DIR (default $AGLD_BENCH_DIR/dyn, else build/bench-data/dyn) holds the criteo data (about 800 MB) and runs/; steps
-# whose files exist are not redone (delete DIR/runs/... to rerun a sampler). Needs python3
-# (no numpy).
+# Needs python3 (no numpy).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-AGLD=${1:-${AGLD:-$root/build/agld}}
-AGLD=$(cd "$(dirname "$AGLD")" && pwd)/$(basename "$AGLD")
-DIR=${2:-${DIR:-${AGLD_BENCH_DIR:-$root/build/bench-data}/dyn}}
-ORACLE=${ORACLE:-/tmp/agld-oracle/onehot_ref}
+source "$here/common.sh"
+no_args "$@"
+need_agld
+need_cmd python3
+DIR=$(abs_path "${DIR:-$DATA_DIR/dyn}")
+ORACLE=$(abs_path "${ORACLE:-$ORACLE_DIR/onehot_ref}")
 ORACLE_EPOCHS=${ORACLE_EPOCHS-2 5 10 20}
 CRITEO_EPOCHS=${CRITEO_EPOCHS-2 5 10}
 METHODS=${METHODS:-svrg-ld svrg-hmc svrg2nd-hmc saga-ld saga-hmc saga2nd-hmc svr-hmc tmu-ca tmu-ca-hmc2}
 TRAIN_ROWS=1000000 TEST_ROWS=100000
-[[ -x $AGLD ]] || { echo "no agld at $AGLD (AGLD=path/to/agld)" >&2; exit 1; }
 for f in "$ORACLE.svm" "$ORACLE.agld" "${ORACLE}_exact.npy"; do
-  [[ -f $f ]] || { echo "missing $f (bench/passes_table.sh makes it)" >&2; exit 1; }
+  [[ -f $f ]] || die "missing $f (bench/passes_table.sh makes it)"
 done
 mkdir -p "$DIR/runs/oracle" "$DIR/runs/criteo"
 cd "$DIR"

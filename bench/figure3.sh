@@ -4,27 +4,34 @@
 # ptu-ca, tmu-ra, sgld and lmc, on criteo-shaped data under a memory budget smaller than
 # the training store. One chain a method, as the paper plots them. One CSV (every evaluation
 # of every run) and one plot (PNG, gnuplot), and the test log-likelihood of the planted
-# weights for comparison.
+# weights for comparison. Results: docs/notes/2026-11-23-figure3.md.
 #
-#   bench/figure3.sh [ROWS]          (default 2000000; 10% held out)
-#   BUDGET=100M EPOCHS=4 TIME_LIMIT=120 CHUNK=256K AGLD_BENCH_DIR=/some/disk bench/figure3.sh
-# The stores are converted with CHUNK-byte chunks (default 256K, a quarter of convert's
-# default): a tmu run opens three readers (training, refresh passes, test set), and each
-# reader's least share grows with the chunk size (26 MiB each for 1 MiB chunks, the three of
-# them then more than 7/8 of a 2M-row store once the sampler's state is counted).
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR):
+#   ROWS=2000000      criteo-shaped rows generated (10 % held out)
+#   BUDGET            --memory of every run, bytes or SIZE (default 7/8 of the training store)
+#   EPOCHS=4          --epochs of every method but lmc
+#   LMC_ITERS=12      --iterations of lmc
+#   TIME_LIMIT=120    seconds a run at most (random access out of core may need far longer)
+#   CHUNK=256K        the stores' --chunk-bytes: a quarter of convert's default. A tmu run opens
+#                     three readers (training, refresh passes, test set), and each reader's least
+#                     share grows with the chunk size (26 MiB each for 1 MiB chunks, the three of
+#                     them then more than 7/8 of a 2M-row store once the sampler's state is counted)
+# Needs gnuplot (bash scripts/setup.sh --bench). Data, runs, figure3.csv and figure3.png:
+# $DATA_DIR/figure3-$ROWS-chunk$CHUNK.
+#   ROWS=200000 EPOCHS=1 TIME_LIMIT=20 bench/figure3.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-bash scripts/setup.sh --bench >/dev/null
-bash scripts/build.sh >/dev/null
-ROWS=${1:-2000000}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
+no_args "$@"
+need_agld
+need_cmd gnuplot python3
+ROWS=${ROWS:-2000000}
 EPOCHS=${EPOCHS:-4}
 LMC_ITERS=${LMC_ITERS:-12}
-TIME_LIMIT=${TIME_LIMIT:-120}   # seconds a run; random access out of core may need far longer
+TIME_LIMIT=${TIME_LIMIT:-120}
 CHUNK=${CHUNK:-256K}
-DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}/figure3-$ROWS-chunk$CHUNK
+DIR=$DATA_DIR/figure3-$ROWS-chunk$CHUNK
 mkdir -p "$DIR"
-AGLD=$ROOT/build/agld
 TEXT=$DIR/criteo.svm
 [[ -f $TEXT ]] || "$AGLD" gen --shape criteo --rows "$ROWS" --seed 3 -o "$TEXT" -q
 [[ -f $DIR/train.agld ]] || "$AGLD" convert "$TEXT" -o "$DIR/train.agld" -q \

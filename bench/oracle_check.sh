@@ -1,6 +1,4 @@
 #!/usr/bin/env bash
-# bench/oracle_check.sh [BUILD_DIR] [ROWS]
-#
 # Checks bench/sparse_oracle (sparse Cholesky, selected inversion) against bench/linear_oracle
 # (dense Cholesky, d solves), with and without --intercept, on two data sets: ROWS rows
 # (default 200000) of bench/ordered_linear.py, seed 3 (361 features, little fill), and ROWS / 2
@@ -17,12 +15,22 @@
 #  4. fake runs with means mean_s + (0.5 + E) sd_s / (1 - eps), E the mean difference of 2:
 #     none is within 0.5 sd if every sd_s / sd_d > 1 - eps, and only if every one is above
 #     (1 - eps)(1 - 4 E); tried for eps = 1e-8, 1e-9, ... to bound the smallest sd ratio.
-# Prints the differences; needs python3 (no numpy) and the agld, sparse_oracle and
-# linear_oracle targets built in BUILD_DIR (default: build).
+# Prints the differences; needs python3 (no numpy).
+#
+# Settings (environment; bench/common.sh has AGLD and BUILD, which must hold sparse_oracle and
+# linear_oracle, built with agld):
+#   ROWS=200000    rows of the ordered_linear.py data set (the onehot one has ROWS / 2)
+# Everything goes to a temporary directory, removed at the end.
+#   ROWS=20000 bench/oracle_check.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:-$here/../build}" && pwd)
-rows=${2:-200000}
+source "$here/common.sh"
+no_args "$@"
+need_agld
+need_cmd python3
+sparse_oracle=$(need_tool sparse_oracle)
+linear_oracle=$(need_tool linear_oracle)
+rows=${ROWS:-200000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -31,17 +39,17 @@ python3 "$here/onehot_linear.py" $((rows / 2)) 1 --features 600 > "$tmp/onehot.s
 
 status=0
 for data in ordered onehot; do
-  "$build/agld" convert -q "$tmp/$data.svm" -o "$tmp/$data.agld"
+  "$AGLD" convert -q "$tmp/$data.svm" -o "$tmp/$data.agld"
   for flag in --intercept ""; do
     name=$data-intercept
     [ -n "$flag" ] || name=$data-no-intercept
     store=$tmp/$data.agld
     run=$tmp/run-$name
     # The run only has to exist: a pass of the default sampler, which has not mixed.
-    "$build/agld" sample --train "$store" --model linear $flag --epochs 1 --seed 1 --threads 1 --out "$run" -q 2> /dev/null
-    "$build/sparse_oracle" "$store" "$run" $flag --json --out "$tmp/exact.npy" > "$tmp/sparse.json"
-    "$build/linear_oracle" "$store" "$run" $flag --json > "$tmp/dense.json"
-    python3 - "$tmp" "$build" "$store" "$name" $flag << 'EOF' || status=1
+    "$AGLD" sample --train "$store" --model linear $flag --epochs 1 --seed 1 --threads 1 --out "$run" -q 2> /dev/null
+    "$sparse_oracle" "$store" "$run" $flag --json --out "$tmp/exact.npy" > "$tmp/sparse.json"
+    "$linear_oracle" "$store" "$run" $flag --json > "$tmp/dense.json"
+    python3 - "$tmp" "$BUILD" "$store" "$name" $flag << 'EOF' || status=1
 import json, os, shutil, struct, subprocess, sys
 
 TOL, T = 1e-8, 1e6

@@ -29,25 +29,35 @@
 # each refresh's work beside its pass weighs about 30 times more here than there, and with far
 # fewer rows it would dominate a pass. 3.6M of the 54.7M features occur in these rows.
 #
-#   bench/sample_bench.sh [ROWS]     (default 5000000)
-#   REPS=5 ITERS=200000 AGLD_BENCH_DIR=/some/disk bench/sample_bench.sh
-#   METHOD=tmu-ca-hmc2 bench/sample_bench.sh   (any --method; DENSE=0 skips the dense runs)
-#   KEPT=end bench/sample_bench.sh               (one kept state, at the end: above)
+# Results: docs/notes/2026-11-23-d-independence.md.
+#
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR):
+#   ROWS=5000000     kdd12-shaped rows generated (gen --seed 1)
+#   REPS=5           interleaved repetitions of each store
+#   ITERS=200000     K: a run is 3K iterations, timed between K and 3K
+#   METHOD=tmu-ca    any --method
+#   KEPT=default     default: each store's default thinning rate; end: one kept state, at 3K
+#   DENSE=1          1: also the dense path (DENSE_ITERS=20 iterations) on both stores; 0: not
+# Data: $DATA_DIR/kdd-$ROWS.svm, kdd-$ROWS-d1m.svm, kdd-$ROWS-big.agld, kdd-$ROWS-small.agld
+# (kept; delete the stores to convert again), sample-run/ and sample-cpu (each run's).
+#   METHOD=tmu-ca-hmc2 REPS=3 ITERS=100000 DENSE=0 bench/sample_bench.sh
+#   ROWS=200000 REPS=1 ITERS=2000 DENSE=0 bench/sample_bench.sh     (a quick check)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-[[ -n ${AGLD:-} ]] || bash scripts/build.sh >/dev/null
-ROWS=${1:-5000000}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
+no_args "$@"
+need_agld
+need_cmd /usr/bin/time python3
+ROWS=${ROWS:-5000000}
 REPS=${REPS:-5}
 ITERS=${ITERS:-200000}
 DENSE_ITERS=${DENSE_ITERS:-20}
 METHOD=${METHOD:-tmu-ca}
 DENSE=${DENSE:-1}
 KEPT=${KEPT:-default}
-[[ $KEPT == default || $KEPT == end ]] || { echo "KEPT is default or end, not $KEPT" >&2; exit 64; }
-DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
+[[ $KEPT == default || $KEPT == end ]] || die "KEPT is default or end, not $KEPT"
+DIR=$DATA_DIR
 mkdir -p "$DIR"
-AGLD=${AGLD:-$ROOT/build/agld}
 # The help is read once: `agld ... --help | grep -q` fails under pipefail when grep exits
 # before agld has written everything (SIGPIPE), and the flag was then silently left out.
 HELP=$("$AGLD" sample --help)
@@ -64,9 +74,9 @@ SMALL=$DIR/kdd-$ROWS-d1m.svm
 # shuffled by default), which an older AGLD keeps without being asked.
 KEEP=$(grep -q -- --keep-order <<< "$("$AGLD" convert --help)" && echo --keep-order || true)
 # shellcheck disable=SC2086
-[[ -f $DIR/kdd-big.agld ]] || "$AGLD" convert "$BIG" -o "$DIR/kdd-big.agld" -q --features 54686452 $KEEP
+[[ -f $DIR/kdd-$ROWS-big.agld ]] || "$AGLD" convert "$BIG" -o "$DIR/kdd-$ROWS-big.agld" -q --features 54686452 $KEEP
 # shellcheck disable=SC2086
-[[ -f $DIR/kdd-small.agld ]] || "$AGLD" convert "$SMALL" -o "$DIR/kdd-small.agld" -q --features 1000000 $KEEP
+[[ -f $DIR/kdd-$ROWS-small.agld ]] || "$AGLD" convert "$SMALL" -o "$DIR/kdd-$ROWS-small.agld" -q --features 1000000 $KEEP
 
 run() {  # store iterations extra... -> the run's directory (metrics.csv; sample-cpu: user and sys seconds)
   local store=$1 iters=$2; shift 2
@@ -86,7 +96,7 @@ default_thin() {  # store -> the default thinning's rate at batch 100: ceil(4 d 
 declare -A T C KEEP_ARGS
 for s in big small; do
   if [[ $KEPT == default ]]; then
-    KEEP_ARGS[$s]="--burn-in $ITERS --thin $(default_thin kdd-$s.agld)"
+    KEEP_ARGS[$s]="--burn-in $ITERS --thin $(default_thin kdd-$ROWS-$s.agld)"
   else
     KEEP_ARGS[$s]="--burn-in $((3 * ITERS - 1)) --thin 1"
   fi
@@ -95,7 +105,7 @@ done
 for r in $(seq "$REPS"); do
   for s in big small; do
     # shellcheck disable=SC2086
-    run kdd-$s.agld $((3 * ITERS)) ${KEEP_ARGS[$s]}
+    run kdd-$ROWS-$s.agld $((3 * ITERS)) ${KEEP_ARGS[$s]}
     t1=$(seconds_at "$ITERS")
     t3=$(seconds_at $((3 * ITERS)))
     [[ -n $t1 && -n $t3 ]] || { echo "no evaluation at $ITERS or $((3 * ITERS)) in metrics.csv" >&2; exit 1; }
@@ -106,9 +116,9 @@ done
 T[big_dense]=nan
 T[small_dense]=nan
 if [[ $DENSE == 1 ]]; then
-  run kdd-big.agld "$DENSE_ITERS" --dense --thin 1000000
+  run kdd-$ROWS-big.agld "$DENSE_ITERS" --dense --thin 1000000
   T[big_dense]=$(seconds_at "$DENSE_ITERS")
-  run kdd-small.agld "$DENSE_ITERS" --dense --thin 1000000
+  run kdd-$ROWS-small.agld "$DENSE_ITERS" --dense --thin 1000000
   T[small_dense]=$(seconds_at "$DENSE_ITERS")
 fi
 

@@ -25,30 +25,37 @@
 # runs once per round, REPS rounds, interleaved (with AGLD_BASE, the base binary and the
 # binary under test one after the other, A B A B); the table shows medians.
 #
-#   bench/scan_bench.sh [ROWS]     (default 5000000 rows: ~375 MB zstd, ~1 GB none, 1.7 GB text)
-#   REPS=3 RANDOM_PASSES=0.0006 AGLD_BENCH_DIR=/some/disk bench/scan_bench.sh
-#   AGLD=/path/to/agld bench/scan_bench.sh   (use that binary, do not build)
-#   AGLD_BASE=/path/to/old/agld ...          (compare with that binary, run by run)
-#   IDLE_WAIT=1 ...                          (before each run, wait until the CPUs are idle:
-#                                             for a machine shared with other work)
-#   RESULTS=DIR                              (where runs go; default AGLD_BENCH_DIR/scan-results;
-#                                             the table goes to DIR.txt)
+# Results: docs/notes/2026-11-23-reader-throughput.md (docs/readers.md, "Which targets hold").
+#
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR):
+#   ROWS=5000000             criteo-shaped rows (~381 MB zstd, ~1 GB none, 1.7 GB of text)
+#   REPS=3                   rounds
+#   RANDOM_PASSES=0.0006     rr, ra: the fraction of a pass read (3,072 rows of 5M)
+#   LONG_RANDOM_PASSES=0.01  rr, ra on the none store, binary under test only
+#   FITS_PASSES=11           passes of the run where the store fits
+#   AGLD_BASE                an older agld to compare with, run by run (default: none)
+#   ZSTD_BENCH               default: $BUILD/zstd_bench
+#   IDLE_WAIT=0              1: before each run, wait until the CPUs are idle (a shared machine)
+#   RESULTS                  where the runs' JSON go (default $DATA_DIR/scan-results; the table
+#                            goes to RESULTS.txt)
 # Needs root for /proc/sys/vm/drop_caches; otherwise the pages of the store are dropped
 # with posix_fadvise(DONTNEED), which is enough for a clean file.
+# Data: $DATA_DIR/criteo-$ROWS.svm and the three stores scan-$ROWS-*.agld (kept).
+#   REPS=3 IDLE_WAIT=1 bench/scan_bench.sh
+#   AGLD_BASE=/path/to/old/agld bench/scan_bench.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-ROWS=${1:-${ROWS:-5000000}}
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
+no_args "$@"
+need_agld
+need_cmd /usr/bin/python3 dd
+ROWS=${ROWS:-5000000}
 REPS=${REPS:-3}
 RANDOM_PASSES=${RANDOM_PASSES:-0.0006}
 LONG_RANDOM_PASSES=${LONG_RANDOM_PASSES:-0.01}
 FITS_PASSES=${FITS_PASSES:-11}
-DIR=${AGLD_BENCH_DIR:-$ROOT/build/bench-data}
-if [[ -z ${AGLD:-} ]]; then
-  bash scripts/build.sh --bench >/dev/null
-  AGLD=$ROOT/build/agld
-fi
-ZSTD_BENCH=${ZSTD_BENCH:-$(dirname "$AGLD")/zstd_bench}
+DIR=$DATA_DIR
+ZSTD_BENCH=${ZSTD_BENCH:-$(need_tool zstd_bench)}
 BINS=(new)
 declare -A BIN=([new]=$AGLD)
 if [[ -n ${AGLD_BASE:-} ]]; then
@@ -63,7 +70,7 @@ mkdir -p "$OUT"
 
 TEXT=$DIR/criteo-$ROWS.svm
 [[ -f $TEXT ]] || "$AGLD" gen --shape criteo --rows "$ROWS" --seed 1 -o "$TEXT" --quiet
-# zstd: the default (raw literals); zstd-huf: --huffman-literals (the default until session 5).
+# zstd: the default (raw literals); zstd-huf: --huffman-literals (Huffman-coded literals).
 declare -A STORE=([zstd]=$DIR/scan-$ROWS-zstdraw.agld [zstd-huf]=$DIR/scan-$ROWS-zstd.agld
                   [none]=$DIR/scan-$ROWS-none.agld)
 # The generated rows are independent draws: their order does not matter to a reader, and

@@ -3,17 +3,18 @@
 # against hmc2 under the same preconditioner, on a collinear one-hot problem (blocks +
 # intercept): does momentum mix the prior-bounded directions faster, and by how much?"
 #
-#   bench/collinear_dynamics.sh [AGLD [DIR]]
-#   AGLD=path/to/agld DIR=/some/disk/collinear THREADS=1 bench/collinear_dynamics.sh
+# Results: docs/notes/2026-11-26-dynamics.md ("Momentum and the prior-bounded directions").
 #
-# AGLD: a built agld (default build/agld), with bench/sparse_oracle built beside it (or
-# SPARSE_ORACLE=path). DIR: the data and the runs (default $AGLD_BENCH_DIR/collinear, else
-# build/bench-data/collinear; the same files as bench/collinear_check.sh's, so either script
-# reuses the other's data). THREADS: `agld sample --threads` (default 1; the draws do not
-# depend on it, only the wall times). EPOCHS: the run lengths (default "5 10 20 40"). Steps
-# whose files exist are not redone: delete DIR/dynamics to rerun the samplers.
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR):
+#   DIR=$DATA_DIR/collinear   the data and the runs: the same files as collinear_check.sh's,
+#                             so either script reuses the other's data. Steps whose files exist
+#                             are not redone: delete DIR/dynamics to rerun the samplers.
+#   THREADS=1                 `agld sample --threads` (the draws do not depend on it)
+#   EPOCHS="5 10 20 40"       the run lengths
+#   SPARSE_ORACLE=$BUILD/sparse_oracle   required: the exact posterior
+#   EPOCHS=5 bench/experiments/collinear_dynamics.sh
 #
-# Data (bench/collinear_check.sh's steps 1-3, the full-coding variant only):
+# Data (bench/experiments/collinear_check.sh's steps 1-3, the full-coding variant only):
 #  1. bench/onehot_linear.py 1100000 1 --weights planted.csv > full.svm: five one-hot blocks
 #     (10, 50, 300, 3000, 8000 levels) and four numeric columns, no --reference.
 #  2. collinear_check.sh's split: 100,000 test rows (random.Random(1)), the other 1,000,000
@@ -30,8 +31,8 @@
 # Every run tracks features 1-10, 11, 61, 361, 3361 and the intercept (every period level and
 # the other blocks' first, Zipf-commonest, levels: the default --track plus four; tracking does
 # not change the chains).
-# Printed, by bench/prior_bounded.py: per run, the data passes read (metrics.csv's last
-# `passes`: every row each chain read, the preconditioner's sample and refreshes included),
+# Printed, by bench/experiments/prior_bounded.py: per run, the data passes read (metrics.csv's
+# last `passes`: every row each chain read, the preconditioner's sample and refreshes included),
 # the wall seconds of `agld sample`, the share of coordinates within #15's target (mean within
 # 0.1 exact sd, sd within 10 %) overall and by feature-frequency class
 # (bench/coordinate_classes.py), and the prior-bounded directions: the intercept and each
@@ -41,11 +42,13 @@
 # Needs python3 (no numpy).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-AGLD=${1:-${AGLD:-$root/build/agld}}
-AGLD=$(cd "$(dirname "$AGLD")" && pwd)/$(basename "$AGLD")
-ORACLE=${SPARSE_ORACLE:-$(dirname "$AGLD")/sparse_oracle}
-DIR=${2:-${DIR:-${AGLD_BENCH_DIR:-$root/build/bench-data}/collinear}}
+bench=$(cd "$here/.." && pwd)
+source "$bench/common.sh"
+no_args "$@"
+need_agld
+need_cmd python3
+ORACLE=${SPARSE_ORACLE:-$(need_tool sparse_oracle)}
+DIR=$(abs_path "${DIR:-$DATA_DIR/collinear}")
 THREADS=${THREADS:-1}
 EPOCHS=${EPOCHS:-5 10 20 40}
 ROWS=1100000 TEST=100000 SEED=1
@@ -54,7 +57,7 @@ cd "$DIR"
 
 # 1. data
 if [[ ! -f full.svm ]]; then
-  python3 "$here/onehot_linear.py" $ROWS $SEED --weights planted.csv > full.svm.part
+  python3 "$bench/onehot_linear.py" $ROWS $SEED --weights planted.csv > full.svm.part
   mv full.svm.part full.svm
 fi
 # 2. the split (collinear_check.sh's rows)
@@ -118,6 +121,6 @@ for e in $EPOCHS; do
   done
 done
 for r in "${runs[@]}"; do
-  [[ -f $r.classes ]] || python3 "$here/coordinate_classes.py" full-train.svm exact-full.npy "$r" > "$r.classes"
+  [[ -f $r.classes ]] || python3 "$bench/coordinate_classes.py" full-train.svm exact-full.npy "$r" > "$r.classes"
 done
 python3 "$here/prior_bounded.py" full-train.svm exact-full.npy "${runs[@]}"

@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Issue #15, point 5 and its acceptance line: "the collinear case (one-hot blocks + intercept)
 # is flagged by R-hat, and its test log-likelihood is within 0.002 of the planted model's
-# after <= 10 passes". Measured with agld's defaults only.
+# after <= 10 passes". Measured with agld's defaults only. Results:
+# docs/notes/2026-11-25-collinear-case.md.
 #
-#   bench/collinear_check.sh [AGLD [DIR]]
-#   AGLD=path/to/agld AGLD_BENCH_DIR=/some/disk THREADS=1 bench/collinear_check.sh
+# Settings (environment; bench/common.sh has AGLD, BUILD, DATA_DIR):
+#   DIR=$DATA_DIR/collinear   the data and the runs (about 800 MB; the tracked draws are
+#                             deleted once read). Steps whose files exist are not redone:
+#                             delete DIR/runs to rerun the samplers.
+#   ROWS=1100000              rows generated (ROWS=4100000: where the exact predictive is
+#                             within 0.002 of the planted model's)
+#   THREADS                   `agld sample --threads` if set (the draws do not depend on it,
+#                             only the wall times)
+#   SPARSE_ORACLE=$BUILD/sparse_oracle   if it is there, the exact posterior's test
+#                             log-likelihood is computed too (about 3 minutes a variant)
+#   THREADS=1 bench/experiments/collinear_check.sh
 #
-# AGLD: a built agld (default build/agld, built by scripts/build.sh if missing). If the
-# sparse_oracle target is built beside it (or SPARSE_ORACLE=path), the exact posterior's test
-# log-likelihood is computed too (about 3 minutes a variant). DIR: where the data and the runs
-# go (default $AGLD_BENCH_DIR/collinear, else build/bench-data/collinear; about 800 MB, the
-# tracked draws are deleted once read). THREADS: passed to `agld sample --threads` if set (the
-# draws do not depend on it, only the wall times). Steps whose files exist are not redone:
-# delete DIR/runs to rerun the samplers.
-#
-#  1. bench/onehot_linear.py ROWS 1 (ROWS from the environment, default 1100000; default
-#     features: five one-hot blocks, four numeric columns; rows in time order with a trend)
-#     with --weights for the planted beta, checked
+#  1. bench/onehot_linear.py ROWS 1 (default features: five one-hot blocks, four numeric
+#     columns; rows in time order with a trend) with --weights for the planted beta, checked
 #     byte-identical to the rows without it; and the same with --reference (dummy coding: the
 #     same rows and y, each block's commonest level left out).
 #  2. An exact random split, the same rows for both variants: 100,000 test rows drawn
@@ -30,11 +31,11 @@
 #     back by `agld dump`). The same value for both variants (same y, same predictions).
 #     With sparse_oracle: the exact posterior predictive's (--test), per variant.
 #  5. Runs, every default but the ones named: `agld sample --train --test --model linear
-#     --intercept` (tmu-ca, 4 chains, diag, 10 passes); --method ptu-ca; --precondition
-#     none; and the --reference data with the defaults and with --method ptu-ca.
+#     --intercept` (the default method, 4 chains, diag, the default length); --method ptu-ca;
+#     --precondition none; and the --reference data with the defaults and with --method ptu-ca.
 #  6. The full-coding runs again with every coordinate tracked (--track 1-D intercept; the
-#     same chains: posterior.npy is checked identical), for bench/collinear_rhat.py: the
-#     split-R-hat of the raw coordinates against the identified within-block contrasts and
+#     same chains: posterior.npy is checked identical), for bench/experiments/collinear_rhat.py:
+#     the split-R-hat of the raw coordinates against the identified within-block contrasts and
 #     of the directions only the prior bounds (each block's mean level, the intercept).
 #  7. A table: the pooled and per-chain test log-likelihood at the evaluations nearest 2, 5
 #     and 10 passes, against the planted value (and the exact one); the coordinates with
@@ -42,16 +43,14 @@
 # Needs python3 (no numpy).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/.." && pwd)
-AGLD=${1:-${AGLD:-}}
-if [[ -z $AGLD ]]; then
-  [[ -x $root/build/agld ]] || bash "$root/scripts/build.sh" >/dev/null
-  AGLD=$root/build/agld
-fi
-AGLD=$(cd "$(dirname "$AGLD")" && pwd)/$(basename "$AGLD")
-ORACLE=${SPARSE_ORACLE:-$(dirname "$AGLD")/sparse_oracle}
-DIR=${2:-${AGLD_BENCH_DIR:-$root/build/bench-data}/collinear}
-ROWS=${ROWS:-1100000} TEST=100000 SEED=1  # ROWS=4100000: where the exact predictive is within 0.002 of the planted
+bench=$(cd "$here/.." && pwd)
+source "$bench/common.sh"
+no_args "$@"
+need_agld
+need_cmd python3
+ORACLE=${SPARSE_ORACLE:-$BUILD/sparse_oracle}
+DIR=$(abs_path "${DIR:-$DATA_DIR/collinear}")
+ROWS=${ROWS:-1100000} TEST=100000 SEED=1
 mkdir -p "$DIR/runs"
 cd "$DIR"
 threads=()
@@ -59,11 +58,11 @@ threads=()
 
 # 1. data
 if [[ ! -f full.svm || ! -f planted.csv ]]; then
-  python3 "$here/onehot_linear.py" $ROWS $SEED --weights planted.csv > full.svm
-  python3 "$here/onehot_linear.py" $ROWS $SEED | cmp -s - full.svm ||
+  python3 "$bench/onehot_linear.py" $ROWS $SEED --weights planted.csv > full.svm
+  python3 "$bench/onehot_linear.py" $ROWS $SEED | cmp -s - full.svm ||
     { echo "onehot_linear.py: --weights changed the rows" >&2; exit 1; }
 fi
-[[ -f ref.svm ]] || python3 "$here/onehot_linear.py" $ROWS $SEED --reference > ref.svm
+[[ -f ref.svm ]] || python3 "$bench/onehot_linear.py" $ROWS $SEED --reference > ref.svm
 
 # 2. the split (one set of test rows for both variants)
 if [[ ! -f full-test.svm || ! -f ref-test.svm ]]; then
@@ -189,7 +188,7 @@ def class_names(d, counts):  # 0-based coordinate -> class (the intercept last)
     return [c + " (in no row)" if c not in ("numeric", "intercept") and counts.get(j, 0) == 0 else c
             for j, c in enumerate(out)]
 
-runs = [("default", "full", "tmu-ca, diag (defaults)"), ("ptu-ca", "full", "--method ptu-ca"),
+runs = [("default", "full", "the defaults"), ("ptu-ca", "full", "--method ptu-ca"),
         ("none", "full", "--precondition none"), ("reference", "ref", "--reference data, defaults"),
         ("reference-ptu-ca", "ref", "--reference data, --method ptu-ca")]
 runs = [r for r in runs if os.path.exists(f"runs/{r[0]}/metrics.csv")]
@@ -232,6 +231,6 @@ for name, data, what in runs:
         print(f"    {c:20} {sum(r > 1.01 for r in rs):5} of {len(rs):5} above 1.01   R-hat "
               f"{min(rs):.3g} to {max(rs):.3g}")
     if os.path.exists(f"runs/{name}.directions"):
-        print("  every coordinate tracked (bench/collinear_rhat.py):")
+        print("  every coordinate tracked (bench/experiments/collinear_rhat.py):")
         print("".join("    " + l for l in open(f"runs/{name}.directions").readlines()[1:]), end="")
 PY

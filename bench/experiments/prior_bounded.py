@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """prior_bounded.py DATA.svm EXACT.npy RUN [RUN ...]
 
-The tables of bench/collinear_dynamics.sh: for runs of `agld sample --model linear
+The tables of bench/experiments/collinear_dynamics.sh: for runs of `agld sample --model linear
 --intercept` on bench/onehot_linear.py data without --reference (five one-hot blocks of 10,
 50, 300, 3000 and 8000 levels, four numeric columns, the intercept last), against the exact
 posterior (bench/sparse_oracle --out):

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 # Whether a diagonal second-order control variate could speed up the rare coordinates (issue
-# #15; the closing note of session 29). For each coordinate j, the worst row's cross factor
+# #15, 2026-11-26: docs/notes/2026-11-25-what-limits-diag.md). For each coordinate j, the worst
+# row's cross factor
 #     F_j = max over rows i with j of (N/n) sum_{k != j} c M_k x_ik^2,
 # with M_k = 1 / max(h_k, q_k) from the data (the preconditioner before the visit rule; c and the
 # prior cancel or are ignored) and the intercept counted in every row. The term would let M_j
 # grow by about 1 / F_j over today's cap. Pure Python (no numpy here): about 30 s of CPU a
 # million rows.
-#   python3 bench/cross_factor.py STORE.svm BATCH
+#   python3 bench/experiments/cross_factor.py STORE.svm BATCH
 import sys
 path, n = sys.argv[1], int(sys.argv[2])
 rows = []
