@@ -64,6 +64,15 @@ uint64_t parse_size(const std::string& text) {
   return static_cast<uint64_t>(v * mult);
 }
 
+std::string size_text(uint64_t bytes) {
+  constexpr const char* kUnits = "KMGT";
+  for (int u = 3; u >= 0; --u) {
+    const uint64_t unit = uint64_t{1} << (10 * (u + 1));
+    if (bytes >= unit && bytes % unit == 0) return std::to_string(bytes / unit) + kUnits[u];
+  }
+  return std::to_string(bytes);
+}
+
 CLI::Validator size_validator() {
   return CLI::Validator(
       [](std::string& s) {

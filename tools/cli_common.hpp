@@ -38,6 +38,8 @@ int fail(const Status& s);
 
 // "8G", "512M", "100k", "1234" (bytes; K/M/G/T are powers of 1024). Throws CLI::ValidationError.
 uint64_t parse_size(const std::string& text);
+// "8G" for 8 GiB, "1536M", else bytes: how a size default is shown (parse_size reads it back).
+std::string size_text(uint64_t bytes);
 // A CLI11 validator for parse_size.
 CLI::Validator size_validator();
 

@@ -10,18 +10,19 @@
 #include <optional>
 
 #include "agld/optimize.hpp"
+#include "agld/options.hpp"
 #include "agld/run_output.hpp"
 #include "agld/store.hpp"
 #include "agld/version.hpp"
 #include "cli_common.hpp"
+#include "option_cli.hpp"
 
 namespace agld::cli {
 namespace {
 
 struct OptimizeArgs {
-  OptimizeOptions opt;
+  OptimizeOptions opt;  // as given: the table's flags write into it (agld/options.hpp)
   std::string train, test, out;
-  std::string memory = "8G";
   bool quiet = false;
 };
 
@@ -29,7 +30,7 @@ nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlo
 
 nlohmann::json config_json(const OptimizeResult& res, const Store& train, const Store* test) {
   const ResolvedOptimize& r = res.run;
-  const OptimizeOptions& o = r.options;
+  const OptimizeOptions& o = r.given;
   nlohmann::json trace = nlohmann::json::array();
   for (const OptimizeEpoch& e : res.epochs) {
     trace.push_back({{"epoch", e.epoch},
@@ -46,7 +47,7 @@ nlohmann::json config_json(const OptimizeResult& res, const Store& train, const 
           {"train", store_identity(train)},
           {"test", test ? store_identity(*test) : nlohmann::json()},
           {"model", o.model},
-          {"noise_var", o.model == "linear" ? nlohmann::json(o.noise_var) : nlohmann::json()},
+          {"noise_var", r.noise_var ? nlohmann::json(*r.noise_var) : nlohmann::json()},
           {"prior_var", std::isinf(o.prior_var) ? nlohmann::json("inf") : nlohmann::json(o.prior_var)},
           {"intercept", o.intercept},
           {"rows", r.rows},
@@ -66,6 +67,7 @@ nlohmann::json config_json(const OptimizeResult& res, const Store& train, const 
           {"reader_bytes", r.reader_bytes},
           {"seed", o.seed},
           {"warnings", r.warnings},
+          {"given", nlohmann::json::parse(options_json(o))},
           {"mode_npy", {{"shape", {r.dim, 2}},
                         {"columns", {"mode", "laplace_sd_conditional"}},
                         {"laplace_sd_conditional",
@@ -108,7 +110,6 @@ class CliObserver final : public OptimizeObserver {
 
 int run_optimize(OptimizeArgs& a) {
   OptimizeOptions& o = a.opt;
-  o.memory = parse_size(a.memory);
   std::unique_ptr<Store> train, test;
   Status st = Store::open(a.train, &train);
   if (!st.is_ok()) return fail(st);
@@ -161,23 +162,8 @@ void add_optimize(Cli& cli) {
       "optimize", "The posterior's mode (MAP) and a diagonal Laplace sd per coordinate, by preconditioned SVRG");
   c->add_option("--train", a->train, "the training store")->required();
   c->add_option("--test", a->test, "a held-out store: the test metrics at the mode");
-  c->add_option("--model", a->opt.model, "logistic or linear")->default_val("logistic");
   c->add_option("--out", a->out, "the output directory: mode.npy and config.json (created if missing)")->required();
-  c->add_option("--precondition", a->opt.precondition,
-                "diag: the sampler's diagonal preconditioner (--step is then in its metric); none")
-      ->default_val("diag");
-  c->add_option("--step", a->opt.step, "step size eta (default: the sampler's, from the store; see docs/samplers.md)");
-  c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(100, max(1, N/100)): at least 100 steps an epoch)");
-  c->add_option("--access", a->opt.access, "the minibatches' order: ca (stored), rr, ra or br")->default_val("ca");
-  c->add_option("--epochs", a->opt.epochs, "at most this many epochs (a full-gradient pass and a pass of minibatches each)")
-      ->default_val(20);
-  c->add_option("--tol", a->opt.tol, "stop when the gradient's norm in M's metric is below this fraction of the start's")
-      ->default_val(1e-6);
-  c->add_option("--memory", a->memory, "memory budget of the whole process")->default_val("8G")->check(size_validator());
-  c->add_option("--seed", a->opt.seed, "seed of the preconditioner's sample and of random orders")->default_val(0);
-  c->add_option("--noise-var", a->opt.noise_var, "linear model: the noise variance")->default_val(1.0);
-  c->add_option("--prior-var", a->opt.prior_var, "prior variance of every coordinate")->default_val(1.0);
-  c->add_flag("--intercept", a->opt.intercept, "append a constant feature (the last coordinate)");
+  add_option_flags(c, &a->opt, optimize_option_fields());
   c->add_flag("-q,--quiet", a->quiet, "no line per epoch and no summary");
   c->callback([&cli, a] { cli.exit_code = run_optimize(*a); });
 }

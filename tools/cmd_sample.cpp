@@ -16,20 +16,21 @@
 #include <sstream>
 
 #include "agld/checkpoint.hpp"
+#include "agld/options.hpp"
 #include "agld/run_output.hpp"
 #include "agld/run_summary.hpp"
 #include "agld/sample.hpp"
 #include "agld/store.hpp"
 #include "agld/version.hpp"
 #include "cli_common.hpp"
+#include "option_cli.hpp"
 
 namespace agld::cli {
 namespace {
 
 struct SampleArgs {
-  SampleOptions opt;
+  SampleOptions opt;  // as given: the table's flags write into it (agld/options.hpp)
   std::string train, test, out;
-  std::string memory = "8G";
   std::vector<std::string> track;
   bool quiet = false;
   std::string checkpoint_every = "10m";
@@ -68,18 +69,19 @@ double parse_duration(const std::string& text) {
 
 nlohmann::json draws_files(const ResolvedSample& r);
 
-nlohmann::json config_json(const ResolvedSample& r, const Store& train, const Store* test) {
-  const SampleOptions& o = r.options;
+// given: the options as given (a resumed run's: the checkpoint's, and those given again).
+nlohmann::json config_json(const SampleOptions& given, const ResolvedSample& r, const Store& train, const Store* test) {
+  const SampleOptions& o = r.given;
   nlohmann::json track = nlohmann::json::array();
   for (const std::string& n : tracked_names(r)) track.push_back(n);
   return {{"agld_version", kVersion},
           {"train", store_identity(train)},
           {"test", test ? store_identity(*test) : nlohmann::json()},
           {"model", o.model},
-          {"noise_var", o.model == "linear" ? nlohmann::json(o.noise_var) : nlohmann::json()},
+          {"noise_var", r.noise_var ? nlohmann::json(*r.noise_var) : nlohmann::json()},
           {"prior_var", std::isinf(o.prior_var) ? nlohmann::json("inf") : nlohmann::json(o.prior_var)},
           {"intercept", o.intercept},
-          {"method", *o.method},
+          {"method", r.method},
           {"method_rule", r.method_rule},
           {"snapshot", r.snapshot},
           {"access", r.access},
@@ -94,8 +96,8 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"dim", r.dim},
           {"step", r.step},
           {"step_rule", r.step_rule},
-          {"friction", r.dynamics == "ld" ? nlohmann::json() : nlohmann::json(r.friction)},
-          {"friction_rule", r.dynamics == "ld" ? nlohmann::json() : nlohmann::json(r.friction_rule)},
+          {"friction", r.underdamped ? nlohmann::json(r.friction) : nlohmann::json()},
+          {"friction_rule", r.underdamped ? nlohmann::json(r.friction_rule) : nlohmann::json()},
           {"precondition", o.precondition},
           {"metric", o.metric.empty() ? nlohmann::json() : nlohmann::json(o.metric)},
           {"init", o.init.empty() ? nlohmann::json() : nlohmann::json(o.init)},
@@ -106,13 +108,13 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
                              {"refreshes_per_chain", r.rao_blackwell_refreshes}}},
           {"batch", r.batch},
           {"iterations", r.iterations},
-          {"epochs", *o.epochs},
+          {"epochs", r.epochs},
           {"length_rule", r.length_rule},
           {"burn_in", r.burn_in},
           {"thin", r.thin},
           {"draws_per_chain", r.draws},
           {"refresh", r.refresh},
-          {"snapshot_batch", r.snapshot == "ptu+" ? nlohmann::json(r.snapshot_batch) : nlohmann::json()},
+          {"snapshot_batch", r.refresh_subsample ? nlohmann::json(r.snapshot_batch) : nlohmann::json()},
           {"eval_every", r.eval_every},
           {"evaluations", o.evaluations},
           {"memory", o.memory},
@@ -123,16 +125,17 @@ nlohmann::json config_json(const ResolvedSample& r, const Store& train, const St
           {"track", track},
           {"dense", o.dense},
           {"time_limit", o.time_limit ? nlohmann::json(*o.time_limit) : nlohmann::json()},
-          {"warnings", r.warnings}};
+          {"warnings", r.warnings},
+          {"given", nlohmann::json::parse(options_json(given))}};
 }
 
 nlohmann::json draws_files(const ResolvedSample& r) {
   nlohmann::json files = nlohmann::json::array();
-  for (uint64_t c = 0; c < r.options.chains; ++c) files.push_back(draws_file_name(r.options.chain_id + c));
+  for (uint64_t c = 0; c < r.given.chains; ++c) files.push_back(draws_file_name(r.given.chain_id + c));
   return files;
 }
 
-std::string name_of(const ResolvedSample& r, uint64_t j) { return coordinate_name(j, r.dim, r.options.intercept); }
+std::string name_of(const ResolvedSample& r, uint64_t j) { return coordinate_name(j, r.dim, r.given.intercept); }
 
 // lp__ and every tracked coordinate: the exact diagnostics from their kept draws.
 std::vector<ColumnSummary> tracked_columns(const SampleResult& res) {
@@ -140,7 +143,7 @@ std::vector<ColumnSummary> tracked_columns(const SampleResult& res) {
   names.insert(names.begin(), "lp__");
   std::vector<ColumnSummary> out;
   for (size_t t = 0; t < names.size() && t < res.tracked_draws.size(); ++t) {
-    out.push_back(summarize_column(names[t], res.tracked_draws[t], res.run.options.chains));
+    out.push_back(summarize_column(names[t], res.tracked_draws[t], res.run.given.chains));
   }
   return out;
 }
@@ -206,19 +209,19 @@ class CliObserver final : public SampleObserver {
   Status on_start(const ResolvedSample& run) override {
     std::vector<std::string> comments = {
         fmt::format("agld {} sample", kVersion),
-        fmt::format("model = {}, prior_var = {}, intercept = {}", run.options.model,
-                    run.options.prior_var, run.options.intercept ? "yes" : "no"),
+        fmt::format("model = {}, prior_var = {}, intercept = {}", run.given.model,
+                    run.given.prior_var, run.given.intercept ? "yes" : "no"),
         fmt::format("method = {} (snapshot {}, access {}, dynamics {}), chains = {} (ids {} to {}), batches {}",
-                    *run.options.method, run.snapshot, run.access, run.dynamics, run.options.chains, run.options.chain_id,
-                    run.options.chain_id + run.options.chains - 1,
-                    run.own_streams && run.options.chains > 1 ? "each chain's own" : "shared"),
-        fmt::format("precondition = {}", run.options.precondition),
+                    run.method, run.snapshot, run.access, run.dynamics, run.given.chains, run.given.chain_id,
+                    run.given.chain_id + run.given.chains - 1,
+                    run.own_streams && run.given.chains > 1 ? "each chain's own" : "shared"),
+        fmt::format("precondition = {}", run.given.precondition),
         fmt::format("step = {:.9g} ({}){}, batch = {}, iterations = {}, burn_in = {}, thin = {}, refresh = {}",
                     run.step, run.step_rule,
-                    run.dynamics == "ld" ? std::string()
-                                         : fmt::format(", friction = {:.9g} ({})", run.friction, run.friction_rule),
+                    run.underdamped ? fmt::format(", friction = {:.9g} ({})", run.friction, run.friction_rule)
+                                    : std::string(),
                     run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
-        fmt::format("seed = {}, rows = {}, dim = {}", run.options.seed, run.rows, run.dim),
+        fmt::format("seed = {}, rows = {}, dim = {}", run.given.seed, run.rows, run.dim),
         "lp__ is -U(theta) estimated from the iteration's minibatch (exact for lmc)"};
     return w_.start(run, comments);
   }
@@ -290,42 +293,12 @@ Status parse_track(const std::vector<std::string>& items, const Store& train, bo
 }
 
 // --resume DIR: the options are the checkpoint's; those given on the command line too must
-// be the same (resume_sample checks them, naming the first that differs), apart from
-// --threads and --time-limit.
+// be the same (resume_sample checks them, naming the first that differs), apart from the
+// resumable ones (--threads, --time-limit).
 Status resume_options(SampleArgs& a, const CheckpointInfo& info) {
   const SampleOptions given = a.opt;
-  SampleOptions& o = a.opt;
-  o = info.options;
-  auto set = [&](const char* name, auto member) {
-    if (a.app->count(name) > 0) o.*member = given.*member;
-  };
-  set("--model", &SampleOptions::model);
-  set("--method", &SampleOptions::method);
-  set("--step", &SampleOptions::step);
-  set("--friction", &SampleOptions::friction);
-  set("--precondition", &SampleOptions::precondition);
-  set("--metric", &SampleOptions::metric);
-  set("--init", &SampleOptions::init);
-  set("--rao-blackwell", &SampleOptions::rao_blackwell);
-  set("--batch", &SampleOptions::batch);
-  set("--chains", &SampleOptions::chains);
-  set("--chain-id", &SampleOptions::chain_id);
-  set("--share-batches", &SampleOptions::share_batches);
-  set("--epochs", &SampleOptions::epochs);
-  set("--iterations", &SampleOptions::iterations);
-  set("--burn-in", &SampleOptions::burn_in);
-  set("--thin", &SampleOptions::thin);
-  set("--refresh", &SampleOptions::refresh);
-  set("--snapshot-batch", &SampleOptions::snapshot_batch);
-  set("--evaluations", &SampleOptions::evaluations);
-  set("--seed", &SampleOptions::seed);
-  set("--noise-var", &SampleOptions::noise_var);
-  set("--prior-var", &SampleOptions::prior_var);
-  set("--intercept", &SampleOptions::intercept);
-  set("--dense", &SampleOptions::dense);
-  set("--threads", &SampleOptions::threads);
-  set("--time-limit", &SampleOptions::time_limit);
-  if (a.app->count("--memory") > 0) o.memory = parse_size(a.memory);
+  a.opt = info.options;
+  take_given_options(*a.app, given, sample_option_fields(), &a.opt);
   if (a.train.empty()) a.train = info.train;
   if (a.test.empty() && a.app->count("--test") == 0) a.test = info.test;
   if (!a.out.empty() && std::filesystem::path(a.out).lexically_normal() != std::filesystem::path(a.resume).lexically_normal()) {
@@ -337,7 +310,6 @@ Status resume_options(SampleArgs& a, const CheckpointInfo& info) {
 
 int run_sample(SampleArgs& a) {
   SampleOptions& o = a.opt;
-  o.memory = parse_size(a.memory);
   const double checkpoint_every = parse_duration(a.checkpoint_every);
   std::unique_ptr<ReadableFile> checkpoint;
   if (!a.resume.empty()) {
@@ -389,7 +361,7 @@ int run_sample(SampleArgs& a) {
   checkpoint.reset();
   if (progress) std::cerr << "\r\033[K" << std::flush;
   if (!st.is_ok()) return fail(with_resume_hint(st, a.out));
-  nlohmann::json cfg = config_json(result.run, *train, test.get());
+  nlohmann::json cfg = config_json(o, result.run, *train, test.get());
   cfg["result"] = {{"draws", result.draws},
                    {"seconds", result.seconds},
                    {"stopped_early", result.stopped_early}};
@@ -441,7 +413,7 @@ int run_sample(SampleArgs& a) {
   if (!st.is_ok()) return fail(st);
   fmt::memory_buffer b;
   fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} chains x {} iterations ({:.3g} passes read)\n",
-                 *r.options.method, train->path(), r.options.model, r.rows, r.dim, r.options.chains, r.iterations,
+                 r.method, train->path(), r.given.model, r.rows, r.dim, r.given.chains, r.iterations,
                  result.last_eval ? result.last_eval->passes : 0.0);
   const std::string table = summary_text(summary);
   b.append(table.data(), table.data() + table.size());
@@ -469,11 +441,6 @@ void add_sample(Cli& cli) {
   a->app = c;
   c->add_option("--train", a->train, "the training store (required unless --resume)");
   c->add_option("--test", a->test, "a held-out store for the test metrics");
-  c->add_option("--model", a->opt.model, "logistic or linear")->default_val("logistic");
-  c->add_option("--method", a->opt.method,
-                "SNAPSHOT-ACCESS[-DYNAMICS]: snapshot none|full|ptu|ptu+|ppu|tmu, access ca|rr|ra|br, dynamics ld (the default)|hmc|hmc2|svrhmc "
-                "(e.g. tmu-ca, ptu-ra-hmc2); aliases: " + methods +
-                    " (default ptu-ca; on a store converted with --keep-order, ptu-rr: docs/samplers.md)");
   c->add_option("--out", a->out, "the run directory (created if missing; required unless --resume)");
   c->add_option("--checkpoint-every", a->checkpoint_every,
                 "save the sampler's state to OUT/checkpoint this often (and at the end of burn-in): 10m, 90s, 1.5h; 0 or off: never. "
@@ -489,47 +456,9 @@ void add_sample(Cli& cli) {
       }, "DURATION"));
   c->add_option("--resume", a->resume,
                 "continue the killed run in directory DIR from its checkpoint (its options are the checkpoint's; only --threads, --time-limit, --checkpoint-every and -q may change)");
-  c->add_option("--step", a->opt.step,
-                "step size: eta for ld, h for hmc, hmc2 and svrhmc (default: from the store's statistics and a sample of rows, "
-                "h the square root of ld's; under diag in M's metric; see docs/samplers.md)");
-  c->add_option("--friction", a->opt.friction,
-                "the underdamped dynamics' friction, D_f for hmc and hmc2, gamma for svrhmc (default 1/h, where the gradient "
-                "noise heats the chain as ld's does; lower keeps more momentum and more noise: docs/samplers.md, \"Dynamics\")");
-  c->add_option("--precondition", a->opt.precondition,
-                "diag: a diagonal preconditioner from the store's per-feature statistics (--step is then in its metric); none")
-      ->default_val("diag");
-  c->add_option("--metric", a->opt.metric,
-                "diag's M from a .npy of a standard deviation per coordinate in column 1 (a run's posterior.npy): "
-                "M_j = sd_j^2, capped by what one row brings to a minibatch (docs/samplers.md)");
-  c->add_option("--init", a->opt.init,
-                "start the chains around column 0 of a .npy of a row per coordinate (agld optimize's mode.npy, a run's "
-                "posterior.npy), spread by its column 1 if it has one, else by the prior's sd");
-  c->add_option("--rao-blackwell", a->opt.rao_blackwell,
-                "auto: posterior.npy takes each coordinate's mean and sd from its Gaussian conditional at the refreshes "
-                "(linear model, ptu and tmu) where their Monte Carlo error is the smaller; off: from the kept draws alone "
-                "(docs/samplers.md, \"Rao-Blackwellized moments\")")
-      ->default_val("auto");
-  c->add_option("--batch", a->opt.batch, "rows a minibatch (default min(N, max(100, N/1000)): at most 1000 iterations a pass)");
-  c->add_option("--chains", a->opt.chains, "chains in the run, from dispersed starts")->default_val(4);
-  c->add_option("--chain-id", a->opt.chain_id, "the first chain's id (chains are ID ... ID+K-1; a chain is the same in any run with its id and seed)")->default_val(1);
-  c->add_flag("--share-batches", a->opt.share_batches, "random orders: every chain reads the same batches (less I/O, chains no longer independent given the data)");
-  c->add_option("--threads", a->opt.threads, "threads the chains run on (default: every core; the draws do not depend on it)");
-  c->add_option("--epochs", a->opt.epochs, "run length of each chain in passes of minibatches (default: 20 passes of the data, refreshes included; see docs/samplers.md)");
-  c->add_option("--iterations", a->opt.iterations, "run length of each chain in iterations");
-  c->add_option("--burn-in", a->opt.burn_in, "iterations of each chain before states are kept (default half the run)");
-  c->add_option("--thin", a->opt.thin, "keep every T-th state (default: 4 d / nnz of a batch, at most what keeps 100 states a chain)");
-  c->add_option("--refresh", a->opt.refresh, "iterations between snapshot refreshes (default one pass)");
-  c->add_option("--snapshot-batch", a->opt.snapshot_batch, "ptu+: rows of a refresh (default max(batch, N/10))");
-  c->add_option("--time-limit", a->opt.time_limit, "stop after this many seconds of sampling (outputs complete, as with SIGINT)");
-  c->add_option("--evaluations", a->opt.evaluations, "test evaluations (rows of metrics.csv) over the run")->default_val(100);
-  c->add_option("--memory", a->memory, "memory budget of the whole process")->default_val("8G")->check(size_validator());
-  c->add_option("--seed", a->opt.seed, "seed of the chains and of their access orders")->default_val(0);
+  add_option_flags(c, &a->opt, sample_option_fields(), methods);
   c->add_option("--track", a->track, "coordinates for the draws files: 1-based feature numbers, ranges A-B, 'intercept' (default: the first 10 and the intercept)")
       ->delimiter(',');
-  c->add_option("--noise-var", a->opt.noise_var, "linear model: the noise variance")->default_val(1.0);
-  c->add_option("--prior-var", a->opt.prior_var, "prior variance of every coordinate")->default_val(1.0);
-  c->add_flag("--intercept", a->opt.intercept, "append a constant feature (the last coordinate)");
-  c->add_flag("--dense", a->opt.dense, "update every coordinate every step (no lazy updates; for tests)");
   c->add_flag("-q,--quiet", a->quiet, "no progress line and no summary");
   c->callback([&cli, a] { cli.exit_code = run_sample(*a); });
 }

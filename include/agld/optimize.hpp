@@ -33,7 +33,8 @@ struct OptimizeOptions {
 
 // The options with every default resolved against the store.
 struct ResolvedOptimize {
-  OptimizeOptions options;  // step and batch set
+  OptimizeOptions given;    // as given, unchanged
+  std::optional<double> noise_var;  // the model's noise variance (linear; none for binary labels)
   uint64_t rows = 0;        // N
   uint64_t dim = 0;         // d, including the intercept
   double step = 0;

@@ -74,9 +74,11 @@ struct SampleOptions {
   std::string rao_blackwell = "auto";
 };
 
-// The options with every default resolved against the store, as the run used them.
+// A run resolved against its store: the options as given, and every value the run uses,
+// each default resolved (docs/samplers.md, "Defaults"), with the rule that chose it.
 struct ResolvedSample {
-  SampleOptions options;  // every optional set
+  SampleOptions given;      // as given, unchanged (a resumed run's: its checkpoint's)
+  std::string method;       // SNAPSHOT-ACCESS[-DYNAMICS] or the alias given
   std::string method_rule;  // "given", or why the default method was chosen
   // The default method chose a random order because the store kept its source order: the
   // memory plan must then keep the whole store in the reader's cache.
@@ -84,12 +86,20 @@ struct ResolvedSample {
   std::string snapshot;   // none | full | ptu | ptu+ | ppu | tmu
   std::string access;     // ca | rr | ra | br
   std::string dynamics;   // ld | hmc | hmc2 | svrhmc
+  // What the units and the model are, from their tables: the strategy refreshes from
+  // snapshot_batch rows of the access order (ptu+); the dynamics keeps a momentum a
+  // coordinate (friction applies); the model's noise variance (linear; none for binary labels).
+  bool refresh_subsample = false;
+  bool underdamped = false;
+  std::optional<double> noise_var;
   uint64_t rows = 0;      // N
   uint64_t dim = 0;       // d, including the intercept
   double step = 0;
-  double friction = 0;    // the underdamped dynamics' (0 for ld)
+  double friction = 0;    // the underdamped dynamics' (0 when not underdamped)
   std::string friction_rule;
   uint64_t batch = 0, iterations = 0, burn_in = 0, thin = 1, refresh = 0, snapshot_batch = 0;
+  double epochs = 0;              // the run's length in passes of minibatches: iterations x batch / N
+  std::vector<uint64_t> track;    // the coordinates of the draws files (0-based)
   uint64_t eval_every = 0;        // iterations between evaluations
   uint64_t draws = 0;             // kept states planned per chain
   uint64_t chain_bytes = 0;       // one chain's state

@@ -24,8 +24,16 @@ class StridedSpan {
     size_ = s.size();
   }
 
+  // A view of const values from one of mutable ones.
+  template <typename U>
+    requires std::is_same_v<const U, T> && (!std::is_same_v<U, T>)
+  StridedSpan(const StridedSpan<U>& v) : data_(v.data()), size_(v.size()), stride_(v.stride()) {}  // NOLINT: implicit
+
   T& operator[](size_t i) const { return data_[i * stride_]; }
   size_t size() const { return size_; }
+  // The first value and the distance between values, in T (1: contiguous, a span).
+  T* data() const { return data_; }
+  size_t stride() const { return stride_; }
   void fill(const T& v) const
     requires(!std::is_const_v<T>)
   {

@@ -110,45 +110,47 @@ void OnlineDiagnostics::next_draw() {
   }
 }
 
-void OnlineDiagnostics::save(checkpoint::CheckpointOut& out) const {
-  out.u32(checkpoint::tag("DIAG"));
-  out.u64(d_);
-  out.u64(k_);
-  out.u64(planned_);
-  out.array(coords_);
-  for (uint64_t v : {t_, in_half_, in_batch_, halves_, draws_, batches_folded_}) out.u64(v);
-  out.f64(within_df_);
+void OnlineDiagnostics::save(StateWriter& out) const {
+  out.section("DIAG");
+  out.u64("the diagnostics' d", d_);
+  out.u64("the diagnostics' chains", k_);
+  out.u64("the diagnostics' planned draws", planned_);
+  out.array("the diagnosed coordinates", coords_);
+  for (uint64_t v : {t_, in_half_, in_batch_, halves_, draws_, batches_folded_}) out.u64("a diagnostics' counter", v);
+  out.f64("the diagnostics' degrees of freedom", within_df_);
   for (const std::vector<double>* a : {&half_sum_, &batch_sum_, &ref_, &sq_, &sum_, &hm_, &hm2_, &nhm2_, &bsq_}) {
-    out.array(*a);
+    out.array("the diagnostics' sums", *a);
   }
 }
 
-Status OnlineDiagnostics::load(checkpoint::CheckpointIn& in) {
-  AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("DIAG"), "the online diagnostics"));
+Status OnlineDiagnostics::load(StateReader& in) {
+  AGLD_RETURN_IF_ERROR(in.section("DIAG", "the online diagnostics"));
   uint64_t d = 0, k = 0, planned = 0;
-  AGLD_RETURN_IF_ERROR(in.u64(&d));
-  AGLD_RETURN_IF_ERROR(in.u64(&k));
-  AGLD_RETURN_IF_ERROR(in.u64(&planned));
+  AGLD_RETURN_IF_ERROR(in.u64("the diagnostics' d", &d));
+  AGLD_RETURN_IF_ERROR(in.u64("the diagnostics' chains", &k));
+  AGLD_RETURN_IF_ERROR(in.u64("the diagnostics' planned draws", &planned));
   if (d != d_ || k != k_ || planned != planned_) {
     return in.corrupt("diagnostics of " + std::to_string(k) + " chains x " + std::to_string(planned) + " draws of d = " +
                       std::to_string(d) + " in a run of " + std::to_string(k_) + " x " + std::to_string(planned_) +
                       " of d = " + std::to_string(d_));
   }
   std::vector<uint64_t> coords;
-  AGLD_RETURN_IF_ERROR(in.vec(&coords, d_, "the diagnosed coordinates"));
+  AGLD_RETURN_IF_ERROR(in.vec("the diagnosed coordinates", &coords, d_));
   for (size_t i = 0; i < coords.size(); ++i) {
     if (coords[i] >= d_ || (i > 0 && coords[i] <= coords[i - 1])) return in.corrupt("the diagnosed coordinates are not ascending in [0, d)");
   }
   coords_ = std::move(coords);
   covered_ = coords_.empty() ? d_ : coords_.size();
-  for (uint64_t* v : {&t_, &in_half_, &in_batch_, &halves_, &draws_, &batches_folded_}) AGLD_RETURN_IF_ERROR(in.u64(v));
-  AGLD_RETURN_IF_ERROR(in.f64(&within_df_));
+  for (uint64_t* v : {&t_, &in_half_, &in_batch_, &halves_, &draws_, &batches_folded_}) {
+    AGLD_RETURN_IF_ERROR(in.u64("a diagnostics' counter", v));
+  }
+  AGLD_RETURN_IF_ERROR(in.f64("the diagnostics' degrees of freedom", &within_df_));
   if (t_ > planned_ || in_half_ > half_ || in_batch_ > half_) return in.corrupt("the diagnostics' counters are out of range");
   half_sum_.resize(covered_ * k_);
   batch_sum_.resize(covered_ * k_);
   for (std::vector<double>* a : {&ref_, &sq_, &sum_, &hm_, &hm2_, &nhm2_, &bsq_}) a->resize(covered_);
   for (std::vector<double>* a : {&half_sum_, &batch_sum_, &ref_, &sq_, &sum_, &hm_, &hm2_, &nhm2_, &bsq_}) {
-    AGLD_RETURN_IF_ERROR(in.array(std::span<double>(*a), "the diagnostics' sums"));
+    AGLD_RETURN_IF_ERROR(in.array("the diagnostics' sums", *a));
   }
   return Status::ok();
 }

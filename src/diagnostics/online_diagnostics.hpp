@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "common/strided_span.hpp"
-#include "output/checkpoint_io.hpp"
+#include "common/state_archive.hpp"
 
 namespace agld::diagnostics {
 
@@ -47,8 +47,8 @@ class OnlineDiagnostics {
   // Between kept draws: the coordinates covered and every running sum. load() reads into
   // diagnostics made for the same d, chains and planned draws; the coordinates covered are
   // the checkpoint's (the run that saved it chose them from its memory).
-  void save(checkpoint::CheckpointOut& out) const;
-  Status load(checkpoint::CheckpointIn& in);
+  void save(StateWriter& out) const;
+  Status load(StateReader& in);
 
   // d each: R-hat, ESS and MCSE; NaN for coordinates not covered or with too few draws.
   void finish(std::span<double> rhat, std::span<double> ess, std::span<double> mcse);

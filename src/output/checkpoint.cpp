@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "agld/options.hpp"
 #include "agld/version.hpp"
 #include "store/crc32c.hpp"
 #include "common/json_get.hpp"
@@ -12,101 +13,16 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Numbers go through JSON as their shortest round-trip text; an infinite prior as "inf".
-Json number(double v) { return std::isinf(v) ? Json("inf") : Json(v); }
-template <typename T>
-Json maybe(const std::optional<T>& v) { return v ? Json(*v) : Json(); }
-
-Json options_json(const SampleOptions& o) {
-  return {{"model", o.model},
-          {"noise_var", o.noise_var},
-          {"prior_var", number(o.prior_var)},
-          {"intercept", o.intercept},
-          {"method", maybe(o.method)},
-          {"chains", o.chains},
-          {"chain_id", o.chain_id},
-          {"share_batches", o.share_batches},
-          {"threads", o.threads},
-          {"step", maybe(o.step)},
-          {"friction", maybe(o.friction)},
-          {"precondition", o.precondition},
-          {"metric", o.metric},
-          {"init", o.init},
-          {"rao_blackwell", o.rao_blackwell},
-          {"batch", maybe(o.batch)},
-          {"epochs", maybe(o.epochs)},
-          {"iterations", maybe(o.iterations)},
-          {"burn_in", maybe(o.burn_in)},
-          {"thin", maybe(o.thin)},
-          {"refresh", maybe(o.refresh)},
-          {"snapshot_batch", maybe(o.snapshot_batch)},
-          {"time_limit", maybe(o.time_limit)},
-          {"evaluations", o.evaluations},
-          {"memory", o.memory},
-          {"seed", o.seed},
-          {"track", o.track},
-          {"track_default", o.track_default},
-          {"dense", o.dense}};
-}
-
-template <typename T>
-void get_opt(const Json& j, const char* key, std::optional<T>* out) {
-  const Json& v = j.at(key);
-  if (v.is_null()) {
-    out->reset();
-  } else {
-    *out = json_get<T>(v, key);
-  }
-}
-
-double get_number(const Json& v) {
-  if (v.is_string() && json_get<std::string>(v) == "inf") return INFINITY;
-  return json_get<double>(v);
-}
-
-// Throws nlohmann's exceptions on a missing key or a wrong type (the caller catches them).
-SampleOptions options_from_json(const Json& j) {
-  SampleOptions o;
-  o.model = json_at<std::string>(j, "model");
-  o.noise_var = json_at<double>(j, "noise_var");
-  o.prior_var = get_number(j.at("prior_var"));
-  o.intercept = json_at<bool>(j, "intercept");
-  get_opt(j, "method", &o.method);
-  o.chains = json_at<uint64_t>(j, "chains");
-  o.chain_id = json_at<uint64_t>(j, "chain_id");
-  o.share_batches = json_at<bool>(j, "share_batches");
-  o.threads = json_at<unsigned>(j, "threads");
-  get_opt(j, "step", &o.step);
-  o.precondition = json_at<std::string>(j, "precondition");
-  // Options added after the format's first checkpoints: absent means not given.
-  o.metric = j.value("metric", std::string());
-  o.init = j.value("init", std::string());
-  o.rao_blackwell = j.value("rao_blackwell", std::string("auto"));
-  if (j.contains("friction")) get_opt(j, "friction", &o.friction);
-  get_opt(j, "batch", &o.batch);
-  get_opt(j, "epochs", &o.epochs);
-  get_opt(j, "iterations", &o.iterations);
-  get_opt(j, "burn_in", &o.burn_in);
-  get_opt(j, "thin", &o.thin);
-  get_opt(j, "refresh", &o.refresh);
-  get_opt(j, "snapshot_batch", &o.snapshot_batch);
-  get_opt(j, "time_limit", &o.time_limit);
-  o.evaluations = json_at<uint64_t>(j, "evaluations");
-  o.memory = json_at<uint64_t>(j, "memory");
-  o.seed = json_at<uint64_t>(j, "seed");
-  o.track = json_at<std::vector<uint64_t>>(j, "track");
-  o.track_default = json_at<bool>(j, "track_default");
-  o.dense = json_at<bool>(j, "dense");
-  return o;
-}
+Json options_of(const SampleOptions& o) { return Json::parse(options_json(o)); }
 
 // The figures that depend on the process's memory when the run started: kept from the checkpoint.
 constexpr const char* kMemoryFields[] = {"chain_bytes", "state_bytes", "reader_bytes", "diagnosed", "diagnosed_rule"};
-// Options that do not change the draws: a resumed run may set them anew.
-constexpr const char* kFreeOptions[] = {"threads", "time_limit"};
 
 Json resolved_json(const ResolvedSample& r) {
-  return {{"options", options_json(r.options)},
+  return {{"options", options_of(r.given)},
+          {"method", r.method},
+          {"epochs", r.epochs},
+          {"track", r.track},
           {"snapshot", r.snapshot},
           {"access", r.access},
           {"dynamics", r.dynamics},
@@ -141,15 +57,6 @@ Json resolved_json(const ResolvedSample& r) {
           {"warnings", r.warnings}};
 }
 
-Status parse(const std::string& text, const std::string& what, CheckpointIn& in, Json* out) {
-  try {
-    *out = Json::parse(text);
-  } catch (const Json::exception& e) {
-    return in.corrupt(what + " is not valid JSON: " + e.what());
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 std::string store_identity(const Store& s) {
@@ -170,7 +77,7 @@ void save_run(CheckpointOut& out, const SampleOptions& given, const ResolvedSamp
               const Store* test, uint64_t iteration) {
   out.u32(tag("RUN "));
   out.str(kVersion);
-  out.str(options_json(given).dump(-1, ' ', false, Json::error_handler_t::replace));
+  out.str(options_json(given));
   out.str(train.path());
   out.str(test ? test->path() : std::string());
   out.str(store_identity(train));
@@ -191,13 +98,8 @@ Status load_run(CheckpointIn& in, RunSection* out) {
   AGLD_RETURN_IF_ERROR(in.str(&out->test_id));
   AGLD_RETURN_IF_ERROR(in.str(&out->resolved));
   AGLD_RETURN_IF_ERROR(in.u64(&info.iteration));
-  Json j;
-  AGLD_RETURN_IF_ERROR(parse(options, "the run's options", in, &j));
-  try {
-    info.options = options_from_json(j);
-  } catch (const Json::exception& e) {
-    return in.corrupt(std::string("the run's options: ") + e.what());
-  }
+  const Status st = options_from_json(options, &info.options);
+  if (!st.is_ok()) return in.corrupt("the run's options: " + st.message());
   return Status::ok();
 }
 
@@ -247,9 +149,11 @@ Status check_run(const RunSection& saved, const Store& train, const Store* test,
     a.erase(f);
     b.erase(f);
   }
-  for (const char* f : kFreeOptions) {
-    if (a.contains("options")) a["options"].erase(f);
-    b["options"].erase(f);
+  // Options that do not change the draws: a resumed run may set them anew.
+  for (const OptionField<SampleOptions>& f : sample_option_fields()) {
+    if (!f.resumable) continue;
+    a["options"].erase(std::string(f.key));
+    b["options"].erase(std::string(f.key));
   }
   // A round trip through text, so that both sides compare as parsed numbers.
   b = Json::parse(b.dump(-1, ' ', false, Json::error_handler_t::replace));

@@ -21,7 +21,8 @@ struct RunSection {
 // chunk's size, rows and CRC): what changes when its content does, read without a pass.
 std::string store_identity(const Store& s);
 
-// given: the options as the run was given them (run.options has every default filled in).
+// given: the options as the run was given them (a resumed run's: its checkpoint's and those
+// given again); run: what they resolved to.
 void save_run(CheckpointOut& out, const SampleOptions& given, const ResolvedSample& run, const Store& train,
               const Store* test, uint64_t iteration);
 Status load_run(CheckpointIn& in, RunSection* out);

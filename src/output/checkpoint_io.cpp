@@ -110,11 +110,11 @@ Status CheckpointIn::open_in(ByteSpan bytes, const std::string& name, const Read
   return Status::ok();
 }
 
-Status CheckpointIn::corrupt(const std::string& what) const {
-  return Status::corruption(name_ + ": checkpoint at byte " + std::to_string(at_) + ": " + what);
+Status CheckpointIn::corrupt(std::string_view what) const {
+  return Status::corruption(name_ + ": checkpoint at byte " + std::to_string(at_) + ": " + std::string(what));
 }
 
-Status CheckpointIn::get(void* p, size_t n, const char* what) {
+Status CheckpointIn::get(void* p, size_t n, std::string_view what) {
   if (n > left()) return corrupt(std::string(what) + " runs past the end of the checkpoint");
   if (n) std::memcpy(p, bytes_.data() + at_, n);
   release(at_, n);
@@ -122,19 +122,23 @@ Status CheckpointIn::get(void* p, size_t n, const char* what) {
   return Status::ok();
 }
 
-Status CheckpointIn::str(std::string* s, uint64_t max) {
+Status CheckpointIn::str(std::string* s, uint64_t max) { return text("a text", s, max); }
+
+Status CheckpointIn::text(std::string_view name, std::string* s, uint64_t max) {
   uint64_t n = 0;
-  AGLD_RETURN_IF_ERROR(u64(&n));
-  if (n > max || n > left()) return corrupt("a text of " + std::to_string(n) + " bytes is past the end or the limit");
+  AGLD_RETURN_IF_ERROR(u64(name, &n));
+  if (n > max || n > left()) {
+    return corrupt(std::string(name) + " of " + std::to_string(n) + " bytes is past the end or the limit");
+  }
   s->assign(reinterpret_cast<const char*>(bytes_.data() + at_), static_cast<size_t>(n));
   at_ += n;
   return Status::ok();
 }
 
-Status CheckpointIn::expect(uint32_t want, const char* what) {
+Status CheckpointIn::expect(uint32_t want, std::string_view what) {
   uint32_t got = 0;
   AGLD_RETURN_IF_ERROR(u32(&got));
-  if (got != want) return corrupt(std::string("expected the section of ") + what);
+  if (got != want) return corrupt("expected the section of " + std::string(what));
   return Status::ok();
 }
 

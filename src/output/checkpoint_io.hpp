@@ -6,6 +6,8 @@
 //              every array is its element count (u64) and then its elements
 //     trailer  payload length u64 | CRC-32C of header and payload u32 | 0 u32 | "AGLDCKND" (8)
 //
+// CheckpointOut and CheckpointIn are the archive of common/state_archive.hpp: the algorithm
+// objects save and load themselves through it without knowing these bytes.
 // CheckpointOut streams to a WritableFile through a small buffer, so that saving the state
 // never needs a second copy of it in memory. CheckpointIn reads a whole checkpoint in
 // place (a ReadableFile's view): open() checks the header, the trailer and the CRC before
@@ -18,11 +20,13 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "agld/file.hpp"
 #include "agld/status.hpp"
+#include "common/state_archive.hpp"
 
 namespace agld::checkpoint {
 
@@ -32,7 +36,7 @@ inline constexpr uint32_t kFormatVersion = 2;  // 2: the Rao-Blackwellized momen
 inline constexpr size_t kHeaderSize = 16, kTrailerSize = 24;
 
 // A section's tag: four ASCII characters, little-endian.
-constexpr uint32_t tag(const char (&s)[5]) {
+constexpr uint32_t tag(std::string_view s) {
   return static_cast<uint32_t>(static_cast<unsigned char>(s[0])) |
          static_cast<uint32_t>(static_cast<unsigned char>(s[1])) << 8 |
          static_cast<uint32_t>(static_cast<unsigned char>(s[2])) << 16 |
@@ -41,36 +45,32 @@ constexpr uint32_t tag(const char (&s)[5]) {
 
 static_assert(std::endian::native == std::endian::little, "checkpoints are written on little-endian machines");
 
-class CheckpointOut {
+// The archive a run's state saves itself through (common/state_archive.hpp), as these bytes:
+// a section is its tag (u32), a scalar its bytes, a text its length (u64) and bytes, an array
+// its count (u64) and elements. The names are not written; they name a value in an error.
+class CheckpointOut final : public StateWriter {
  public:
   // Writes the header. Errors are kept and returned by finish() (and status()).
   explicit CheckpointOut(WritableFile& file);
 
+  // The raw values: the run section's (output/checkpoint.cpp).
   void u32(uint32_t v) { put(&v, 4); }
   void u64(uint64_t v) { put(&v, 8); }
   void f64(double v) { put(&v, 8); }
-  void str(const std::string& s) {
+  void str(std::string_view s) {
     u64(s.size());
     put(s.data(), s.size());
   }
-  template <typename T>
-  void array(std::span<const T> a) {
-    static_assert(std::is_arithmetic_v<T>);
-    u64(a.size());
-    put(a.data(), a.size() * sizeof(T));
-  }
-  template <typename T>
-  void array(const std::vector<T>& a) { array(std::span<const T>(a)); }
-  // The same bytes as array() for n values not contiguous in memory: get(i) is the i-th.
-  template <typename T, typename Get>
-  void array_by(uint64_t n, Get get) {
-    static_assert(std::is_arithmetic_v<T>);
-    u64(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      const T v = get(i);
-      put(&v, sizeof(T));
-    }
-  }
+
+  void section(std::string_view t) override { u32(tag(t)); }
+  void u32(std::string_view, uint32_t v) override { u32(v); }
+  void u64(std::string_view, uint64_t v) override { u64(v); }
+  void f64(std::string_view, double v) override { f64(v); }
+  void text(std::string_view, std::string_view v) override { str(v); }
+  void array(std::string_view, StridedSpan<const double> v) override { put_array(v); }
+  void array(std::string_view, StridedSpan<const float> v) override { put_array(v); }
+  void array(std::string_view, StridedSpan<const uint32_t> v) override { put_array(v); }
+  void array(std::string_view, StridedSpan<const uint64_t> v) override { put_array(v); }
 
   // Writes the trailer (the file is then complete but not committed).
   Status finish();
@@ -78,6 +78,15 @@ class CheckpointOut {
   uint64_t bytes() const { return written_ + buf_.size(); }
 
  private:
+  template <typename T>
+  void put_array(StridedSpan<const T> v) {
+    u64(v.size());
+    if (v.stride() == 1) {
+      put(v.data(), v.size() * sizeof(T));
+      return;
+    }
+    for (size_t i = 0; i < v.size(); ++i) put(&v[i], sizeof(T));
+  }
   void put(const void* p, size_t n);
   void flush();
 
@@ -88,76 +97,70 @@ class CheckpointOut {
   Status st_;
 };
 
-class CheckpointIn {
+class CheckpointIn final : public StateReader {
  public:
   // Checks the header, the trailer and the CRC of file (name: for messages).
   static Status open(const ReadableFile& file, CheckpointIn* out);
   // The same over bytes in memory (the fuzz target's).
   static Status open_bytes(ByteSpan bytes, const std::string& name, CheckpointIn* out);
 
+  // The raw values: the run section's (output/checkpoint.cpp).
   Status u32(uint32_t* v) { return get(v, 4, "a number"); }
   Status u64(uint64_t* v) { return get(v, 8, "a number"); }
   Status f64(double* v) { return get(v, 8, "a number"); }
   Status str(std::string* s, uint64_t max = 1 << 24);
   // The next section's tag must be `want`.
-  Status expect(uint32_t want, const char* what);
-  // An array of exactly `n` elements (n: what the run needs), into out.
-  template <typename T>
-  Status array(std::span<T> out, const char* what) {
-    static_assert(std::is_arithmetic_v<T>);
-    AGLD_RETURN_IF_ERROR(count(out.size(), what));
-    return get(out.data(), out.size() * sizeof(T), what);
-  }
-  // What array() reads, for n values not contiguous in memory: set(i, value) for each.
-  template <typename T, typename Set>
-  Status array_by(uint64_t n, Set set, const char* what) {
-    static_assert(std::is_arithmetic_v<T>);
-    AGLD_RETURN_IF_ERROR(count(n, what));
-    if (n > left() / sizeof(T)) return corrupt(std::string(what) + " runs past the end of the checkpoint");
-    const uint64_t from = at_;
-    for (uint64_t i = 0; i < n; ++i) {
-      T v;
-      std::memcpy(&v, bytes_.data() + at_, sizeof(T));
-      at_ += sizeof(T);
-      set(i, v);
-    }
-    release(from, n * sizeof(T));
-    return Status::ok();
-  }
-  // An array whose count was read apart: its n elements, into out.
-  template <typename T>
-  Status elements(std::span<T> out, const char* what) {
-    static_assert(std::is_arithmetic_v<T>);
-    if (out.size() > left() / sizeof(T)) return corrupt(std::string(what) + " runs past the end of the checkpoint");
-    return get(out.data(), out.size() * sizeof(T), what);
-  }
-  // An array of any length up to max elements, into out (resized).
-  template <typename T>
-  Status vec(std::vector<T>* out, uint64_t max, const char* what) {
-    static_assert(std::is_arithmetic_v<T>);
-    uint64_t n = 0;
-    AGLD_RETURN_IF_ERROR(u64(&n));
-    if (n > max || n > left() / sizeof(T)) {
-      return corrupt(std::string(what) + ": a length of " + std::to_string(n) + " is past the end or the limit");
-    }
-    out->resize(static_cast<size_t>(n));
-    return get(out->data(), static_cast<size_t>(n) * sizeof(T), what);
-  }
-  // Everything must have been read.
-  Status done();
+  Status expect(uint32_t want, std::string_view what);
 
-  Status corrupt(const std::string& what) const;
+  Status section(std::string_view t, std::string_view what) override { return expect(tag(t), what); }
+  Status u32(std::string_view name, uint32_t* v) override { return get(v, 4, name); }
+  Status u64(std::string_view name, uint64_t* v) override { return get(v, 8, name); }
+  Status f64(std::string_view name, double* v) override { return get(v, 8, name); }
+  Status text(std::string_view name, std::string* v, uint64_t max) override;
+  Status array(std::string_view name, StridedSpan<double> out) override { return get_array(name, out); }
+  Status array(std::string_view name, StridedSpan<float> out) override { return get_array(name, out); }
+  Status array(std::string_view name, StridedSpan<uint32_t> out) override { return get_array(name, out); }
+  Status array(std::string_view name, StridedSpan<uint64_t> out) override { return get_array(name, out); }
+  Status vec(std::string_view name, std::vector<double>* out, uint64_t max) override { return get_vec(name, out, max); }
+  Status vec(std::string_view name, std::vector<uint64_t>* out, uint64_t max) override {
+    return get_vec(name, out, max);
+  }
+  Status corrupt(std::string_view what) const override;
+
+  Status done() override;
   uint64_t left() const { return end_ - at_; }
 
  private:
   static Status open_in(ByteSpan bytes, const std::string& name, const ReadableFile* file, CheckpointIn* out);
-  Status get(void* p, size_t n, const char* what);
-  // An array's count, which must be the run's n.
-  Status count(uint64_t n, const char* what) {
+  Status get(void* p, size_t n, std::string_view what);
+  // An array of exactly out.size() elements: its count, then its elements.
+  template <typename T>
+  Status get_array(std::string_view name, StridedSpan<T> out) {
     uint64_t got = 0;
-    AGLD_RETURN_IF_ERROR(u64(&got));
-    if (got == n) return Status::ok();
-    return corrupt(std::string(what) + " holds " + std::to_string(got) + " values where the run has " + std::to_string(n));
+    AGLD_RETURN_IF_ERROR(u64(name, &got));
+    if (got != out.size()) {
+      return corrupt(std::string(name) + " holds " + std::to_string(got) + " values where the run has " +
+                     std::to_string(out.size()));
+    }
+    if (out.stride() == 1) return get(out.data(), out.size() * sizeof(T), name);
+    if (out.size() > left() / sizeof(T)) return corrupt(std::string(name) + " runs past the end of the checkpoint");
+    const uint64_t from = at_;
+    for (size_t i = 0; i < out.size(); ++i) {
+      std::memcpy(&out[i], bytes_.data() + at_, sizeof(T));
+      at_ += sizeof(T);
+    }
+    release(from, out.size() * sizeof(T));
+    return Status::ok();
+  }
+  template <typename T>
+  Status get_vec(std::string_view name, std::vector<T>* out, uint64_t max) {
+    uint64_t n = 0;
+    AGLD_RETURN_IF_ERROR(u64(name, &n));
+    if (n > max || n > left() / sizeof(T)) {
+      return corrupt(std::string(name) + ": a length of " + std::to_string(n) + " is past the end or the limit");
+    }
+    out->resize(static_cast<size_t>(n));
+    return get(out->data(), static_cast<size_t>(n) * sizeof(T), name);
   }
   // Read bytes [from, from + n): their pages may leave the cache (large reads alone).
   void release(uint64_t from, uint64_t n) const {

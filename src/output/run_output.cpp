@@ -34,8 +34,8 @@ std::string draws_file_name(uint64_t id) { return fmt::format("draws_{}.csv", id
 
 std::vector<std::string> tracked_names(const ResolvedSample& run) {
   std::vector<std::string> names;
-  for (uint64_t j : run.options.track) {
-    names.push_back(coordinate_name(j, run.dim, run.options.intercept));
+  for (uint64_t j : run.track) {
+    names.push_back(coordinate_name(j, run.dim, run.given.intercept));
   }
   return names;
 }
@@ -75,8 +75,8 @@ Status RunWriter::start(const ResolvedSample& run, const std::vector<std::string
     outs_.push_back(std::move(o));
     return Status::ok();
   };
-  first_chain_ = run.options.chain_id;
-  chains_ = static_cast<size_t>(run.options.chains);
+  first_chain_ = run.given.chain_id;
+  chains_ = static_cast<size_t>(run.given.chains);
   draws_.assign(chains_, nullptr);
   std::string head = "lp__";
   for (const std::string& n : tracked_names(run)) head += "," + n;

@@ -49,6 +49,12 @@ struct OrderInfo {
   // Consecutive rows of the sequence are (nearly always) in different chunks: out of core,
   // reading each row on its own beats reading its chunk (docs/readers.md, direct rows).
   bool random_rows = false;
+  // The sequence depends on the seed: the chains of a run each read their own (one seed a
+  // chain), so that they are independent given the data. False: one sequence for all.
+  bool seeded = false;
+  // Where the sequence follows the stored order, what it does with it (for the warning on a
+  // store whose rows kept their source order, which may have a trend); empty: it does not.
+  std::string_view on_stored_order;
 };
 
 std::span<const OrderInfo> registered_orders();

@@ -12,12 +12,13 @@ std::unique_ptr<OrderCursor> make_br_order(const Store& store, uint64_t seed);
 namespace {
 
 constexpr OrderInfo kOrders[] = {
-    {"ca", "cyclic: stored order, wrapping around", make_ca_order, false},
+    {"ca", "cyclic: stored order, wrapping around", make_ca_order, false, false,
+     "cyclic access (ca) reads them in that order"},
     {"rr", "random reshuffling: a fresh random permutation of all rows each pass", make_rr_order,
-     true},
-    {"ra", "random access: rows uniform with replacement", make_ra_order, true},
+     true, true, ""},
+    {"ra", "random access: rows uniform with replacement", make_ra_order, true, true, ""},
     {"br", "block reshuffling: chunks in a fresh random order each pass, rows shuffled inside",
-     make_br_order, false},
+     make_br_order, false, true, "block reshuffling (br) keeps a chunk's neighbouring rows together"},
 };
 
 }  // namespace

@@ -232,35 +232,35 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   return Status::ok();
 }
 
-void Chain::save(checkpoint::CheckpointOut& out) const {
-  out.u32(checkpoint::tag("CHAN"));
-  out.u64(id_);
+void Chain::save(StateWriter& out) const {
+  out.section("CHAN");
+  out.u64("a chain's id", id_);
   state_.save(out);
   noise_.save(out);
   state_.save_aggregate(out);
-  out.array(std::span<const double>(grad_));
-  out.f64(full_loss_);
-  out.f64(sq_);
-  out.u64(draw_.iteration);
-  out.f64(draw_.lp);
-  out.array(draw_.tracked);
+  out.array("a chain's gradient", std::span<const double>(grad_));
+  out.f64("a chain's loss", full_loss_);
+  out.f64("a chain's squared norm", sq_);
+  out.u64("a chain's kept iteration", draw_.iteration);
+  out.f64("a chain's kept lp__", draw_.lp);
+  out.array("a chain's kept state", draw_.tracked);
   snap_->save(out);
 }
 
-Status Chain::load(checkpoint::CheckpointIn& in) {
-  AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("CHAN"), "a chain"));
+Status Chain::load(StateReader& in) {
+  AGLD_RETURN_IF_ERROR(in.section("CHAN", "a chain"));
   uint64_t id = 0;
-  AGLD_RETURN_IF_ERROR(in.u64(&id));
+  AGLD_RETURN_IF_ERROR(in.u64("a chain's id", &id));
   if (id != id_) return in.corrupt("chain " + std::to_string(id) + " where chain " + std::to_string(id_) + " was expected");
   AGLD_RETURN_IF_ERROR(state_.load(in));
   AGLD_RETURN_IF_ERROR(noise_.load(in));
   AGLD_RETURN_IF_ERROR(state_.load_aggregate(in));
-  AGLD_RETURN_IF_ERROR(in.array(std::span<double>(grad_), "a chain's gradient"));
-  AGLD_RETURN_IF_ERROR(in.f64(&full_loss_));
-  AGLD_RETURN_IF_ERROR(in.f64(&sq_));
-  AGLD_RETURN_IF_ERROR(in.u64(&draw_.iteration));
-  AGLD_RETURN_IF_ERROR(in.f64(&draw_.lp));
-  AGLD_RETURN_IF_ERROR(in.vec(&draw_.tracked, cfg_.track.size(), "a chain's kept state"));
+  AGLD_RETURN_IF_ERROR(in.array("a chain's gradient", std::span<double>(grad_)));
+  AGLD_RETURN_IF_ERROR(in.f64("a chain's loss", &full_loss_));
+  AGLD_RETURN_IF_ERROR(in.f64("a chain's squared norm", &sq_));
+  AGLD_RETURN_IF_ERROR(in.u64("a chain's kept iteration", &draw_.iteration));
+  AGLD_RETURN_IF_ERROR(in.f64("a chain's kept lp__", &draw_.lp));
+  AGLD_RETURN_IF_ERROR(in.vec("a chain's kept state", &draw_.tracked, cfg_.track.size()));
   return snap_->load(in);
 }
 

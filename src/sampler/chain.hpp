@@ -108,8 +108,8 @@ class Chain {
   // The chain's whole state between two iterations: coordinates and stamps, noise, the
   // aggregate, `full`'s gradient, the kept state's record and the strategy's state. load()
   // reads into a chain made with the same configuration; a mismatch is corruption.
-  void save(checkpoint::CheckpointOut& out) const;
-  Status load(checkpoint::CheckpointIn& in);
+  void save(StateWriter& out) const;
+  Status load(StateReader& in);
 
   // Margins theta . x_i of the rows (every coordinate of the rows current), into the
   // chain's own scratch, valid until the next call.

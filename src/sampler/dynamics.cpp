@@ -14,6 +14,7 @@ GaussianStep svrhmc_step(const DynamicsParams&);
 double hmc2_eval_shift(const DynamicsParams&);
 
 namespace {
+// The first is the default (a method that names no dynamics).
 constexpr DynamicsInfo kDynamics[] = {
     {"ld", "overdamped Langevin (AGLD eq. 5)", 1, ld_step},
     {"hmc", "underdamped, Euler (SGHMC; Li et al. Alg. 1/2)", 2, hmc_step},
@@ -28,6 +29,8 @@ std::span<const DynamicsInfo> registered_dynamics() { return kDynamics; }
 const DynamicsInfo* find_dynamics(std::string_view name) {
   return find_by_name<DynamicsInfo>(kDynamics, name);
 }
+
+const DynamicsInfo& default_dynamics() { return kDynamics[0]; }
 
 double inverse_prior_var(double prior_var) { return std::isinf(prior_var) ? 0.0 : 1.0 / prior_var; }
 

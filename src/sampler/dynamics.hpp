@@ -56,6 +56,8 @@ struct CoordinateDynamics {
 
 std::span<const DynamicsInfo> registered_dynamics();
 const DynamicsInfo* find_dynamics(std::string_view name);
+// The dynamics of a method that names none (SNAPSHOT-ACCESS): the table's first.
+const DynamicsInfo& default_dynamics();
 
 // 1 / s2p, 0 for a flat prior (as Langevin).
 double inverse_prior_var(double prior_var);

@@ -35,7 +35,7 @@
 
 #include "common/huge_array.hpp"
 #include "common/strided_span.hpp"
-#include "output/checkpoint_io.hpp"
+#include "common/state_archive.hpp"
 #include "sampler/dynamics.hpp"
 
 namespace agld::sampler {
@@ -53,14 +53,14 @@ class Noise {
 
   // The engine's state (the normal distribution keeps none: Boost's ziggurat), as Boost
   // prints it (a checkpoint is read only by the build that wrote it).
-  void save(checkpoint::CheckpointOut& out) const {
+  void save(StateWriter& out) const {
     std::ostringstream s;
     s << engine_;
-    out.str(s.str());
+    out.text("a chain's noise state", s.str());
   }
-  Status load(checkpoint::CheckpointIn& in) {
+  Status load(StateReader& in) {
     std::string text;
-    AGLD_RETURN_IF_ERROR(in.str(&text, 1 << 16));
+    AGLD_RETURN_IF_ERROR(in.text("a chain's noise state", &text, 1 << 16));
     // Boost skips the whitespace after each word, and skipping at the end of the text fails:
     // a space after the last word keeps that failure for a truncated state alone.
     std::istringstream s(text + ' ');
@@ -259,20 +259,19 @@ class LazyState {
   // as one array. load() checks every stamp against the levels this run has, so that a damaged
   // checkpoint cannot send a coordinate to a dynamics that does not exist. The aggregate is the
   // chain's to save (save_aggregate), after its noise.
-  void save(checkpoint::CheckpointOut& out) const {
-    out.u32(checkpoint::tag("LAZY"));
-    out.u64(base_);
-    save_view(out, x());
-    save_view(out, p());
-    out.array_by<uint32_t>(d_, [&](uint64_t j) { return stamp(j); });
+  void save(StateWriter& out) const {
+    out.section("LAZY");
+    out.u64("a chain's last sync", base_);
+    out.array("a chain's coordinates", x());
+    out.array("a chain's momenta", p());
+    out.array("a chain's stamps", StridedSpan<const uint32_t>(stamps_));
   }
-  Status load(checkpoint::CheckpointIn& in) {
-    AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("LAZY"), "a chain's coordinates"));
-    AGLD_RETURN_IF_ERROR(in.u64(&base_));
-    AGLD_RETURN_IF_ERROR(load_view(in, x(), "a chain's coordinates"));
-    AGLD_RETURN_IF_ERROR(load_view(in, p(), "a chain's momenta"));
-    AGLD_RETURN_IF_ERROR(in.array_by<uint32_t>(d_, [&](uint64_t j, uint32_t st) { set_stamp(j, st); },
-                                               "a chain's stamps"));
+  Status load(StateReader& in) {
+    AGLD_RETURN_IF_ERROR(in.section("LAZY", "a chain's coordinates"));
+    AGLD_RETURN_IF_ERROR(in.u64("a chain's last sync", &base_));
+    AGLD_RETURN_IF_ERROR(in.array("a chain's coordinates", x()));
+    AGLD_RETURN_IF_ERROR(in.array("a chain's momenta", p()));
+    AGLD_RETURN_IF_ERROR(in.array("a chain's stamps", stamps_));
     for (uint64_t j = 0; j < d_; ++j) {
       const uint32_t st = stamp(j);
       if ((st & kInSupport) || level_of(st) >= dyn_.size() || (st & kOffsetMask) > kMaxGap) {
@@ -284,8 +283,8 @@ class LazyState {
     return Status::ok();
   }
   // The aggregate as one array (empty without one).
-  void save_aggregate(checkpoint::CheckpointOut& out) const { save_view(out, a()); }
-  Status load_aggregate(checkpoint::CheckpointIn& in) { return load_view(in, a(), "a chain's aggregate"); }
+  void save_aggregate(StateWriter& out) const { out.array("a chain's aggregate", a()); }
+  Status load_aggregate(StateReader& in) { return in.array("a chain's aggregate", a()); }
 
  private:
   // A coordinate's record, in 8-byte slots: x, the momentum (two numbers a coordinate), the
@@ -302,13 +301,6 @@ class LazyState {
   void set_stamp(uint64_t j, uint32_t st) { stamps_[j] = st; }
   double* rec(uint32_t j) { return rec_.data() + uint64_t{j} * w_; }
   const double* rec(uint32_t j) const { return rec_.data() + uint64_t{j} * w_; }
-  // One of the record's numbers for every coordinate, written and read as one array.
-  static void save_view(checkpoint::CheckpointOut& out, StridedSpan<const double> v) {
-    out.array_by<double>(v.size(), [&](uint64_t j) { return v[j]; });
-  }
-  static Status load_view(checkpoint::CheckpointIn& in, StridedSpan<double> v, const char* what) {
-    return in.array_by<double>(v.size(), [&](uint64_t j, double value) { v[j] = value; }, what);
-  }
   // f(j) for each j < d whose bit is set in `bits` (bit j of word j / 64), in increasing order,
   // each record prefetched kAhead coordinates before f reads it: the coordinates some row has
   // are sparse among d (3.6M of 54.7M in the d-independence bench), so each is a cache miss the

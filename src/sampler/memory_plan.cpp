@@ -66,7 +66,7 @@ namespace {
 Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, const Snapshot& snap, MemoryPlan* out) {
   ResolvedSample& r = *rp;
   const bool in_record = r.stamps_in_record;
-  const uint64_t d = r.dim, k = r.options.chains;
+  const uint64_t d = r.dim, k = r.given.chains;
   const uint64_t test_rows = test ? test->meta().rows : 0;
   const StoreMeta& m = train.meta();
   const uint64_t avg_nnz = (m.nnz + m.rows - 1) / std::max<uint64_t>(m.rows, 1) + 1;
@@ -77,21 +77,21 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
   const int state_dim = find_dynamics(r.dynamics)->state_dim;  // a momentum a coordinate counts
   p.chain = Chain::state_bytes(snap, d, state_dim, in_record) + Chain::dynamics_bytes(state_dim, r.precondition_levels) +
             (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
-            kPassBatch * 8 + r.options.track.size() * 8;
+            kPassBatch * 8 + r.track.size() * 8;
   // Shared: the pooled moments, the predictive, every chain's kept lp__ and tracked values.
   // The predictive and the tracked draws grow with the chains: they count in what a chain costs.
-  const uint64_t per_chain = p.chain + (r.options.track.size() + 1) * r.draws * 8 +
+  const uint64_t per_chain = p.chain + (r.track.size() + 1) * r.draws * 8 +
                              (Predictive::bytes(test_rows, 1) - Predictive::bytes(test_rows, 0));
   // The result's R-hat, ESS and MCSE (the mean and sd are the moments' own arrays) come when
   // the chains have gone (Engine::finish): what the chains' states do not free counts.
   const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d, state_dim, in_record);
   // diag's bit a coordinate: whether some row has it (Preconditioner::in_rows).
-  const uint64_t in_rows = r.options.precondition == "diag" ? (d + 63) / 64 * 8 : 0;
+  const uint64_t in_rows = r.given.precondition == "diag" ? (d + 63) / 64 * 8 : 0;
   const uint64_t fixed = PooledMoments::bytes(d) + (r.rao_blackwell ? RaoBlackwell::bytes(d, k) : 0) +
                          Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0) + in_rows;
   p.shared = fixed + k * (per_chain - p.chain);
   p.baseline = process_rss_bytes();
-  const uint64_t budget = r.options.memory;
+  const uint64_t budget = r.given.memory;
   const ReaderOptions main_opt = main_reader_options(r);
   const bool need_main = !snap.full_batch();
   const bool need_pass = snap.refresh_rows() == RefreshRows::kFullPass || snap.full_batch();
@@ -127,8 +127,8 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
     p.diagnostics = all;
   } else {
     const uint64_t fit = left / 2 / per_coord;
-    const uint64_t sample = fit > r.options.track.size() ? fit - r.options.track.size() : 0;
-    p.diagnosed = seeded_sample(d, sample, r.options.track, mix64(r.options.seed ^ 0xd1a9u));
+    const uint64_t sample = fit > r.track.size() ? fit - r.track.size() : 0;
+    p.diagnosed = seeded_sample(d, sample, r.track, mix64(r.given.seed ^ 0xd1a9u));
     r.diagnosed = p.diagnosed.size();
     r.diagnosed_rule = "the tracked coordinates and a seeded uniform sample of " + std::to_string(r.diagnosed) +
                        " of the " + std::to_string(d) + " (all of them would take " + mib(all) +
@@ -153,10 +153,10 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
       return Status::invalid_argument(
           "the rows of " + train.path() + " are in their source order (converted with --keep-order), where the "
           "default cyclic order would sample the wrong posterior if the order has a trend (time, a sorted column); "
-          "the default is then " + *r.options.method + ", a random order, which needs the decoded store in memory: the "
+          "the default is then " + r.method + ", a random order, which needs the decoded store in memory: the "
           "reader would get " + mib(p.main) + " and the store takes " + mib(whole) + ". Convert the store again "
           "without --keep-order (its rows are then shuffled and ptu-ca reads them fast), or give --memory " +
-          std::to_string((need + all + readers_whole + (1 << 20) - 1) >> 20) + "M or more, or choose --method yourself: " + *r.options.method +
+          std::to_string((need + all + readers_whole + (1 << 20) - 1) >> 20) + "M or more, or choose --method yourself: " + r.method +
           " (a random order, thousands of rows a second out of core) or ptu-ca (if the stored order has no trend)");
     }
   }

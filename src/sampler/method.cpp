@@ -53,7 +53,7 @@ Status split_method(const std::string& method, std::string* snapshot, std::strin
   }
   *snapshot = parts[0];
   *access = parts[1];
-  *dynamics = parts.size() == 3 ? parts[2] : "ld";
+  *dynamics = parts.size() == 3 ? parts[2] : std::string(default_dynamics().name);
   if (!find_snapshot(*snapshot)) {
     return Status::invalid_argument("unknown snapshot strategy '" + *snapshot + "' in --method " + method + " (known: " +
                                     known_names(registered_snapshots(), [](const SnapshotInfo& s) { return s.name; }) + ")");
@@ -80,7 +80,7 @@ std::vector<MethodInfo> sample_methods() {
         std::string name(s.name);
         name += '-';
         name += o.name;
-        if (d.name != "ld") {
+        if (&d != &sampler::default_dynamics()) {
           name += '-';
           name += d.name;
         }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/strided_span.hpp"
-#include "output/checkpoint_io.hpp"
+#include "common/state_archive.hpp"
 
 namespace agld::sampler {
 
@@ -48,17 +48,17 @@ class PooledMoments {
   std::span<const double> mean() const { return mean_; }
   std::span<const double> m2() const { return m2_; }  // sums of squared deviations
 
-  void save(checkpoint::CheckpointOut& out) const {
-    out.u32(checkpoint::tag("MOMS"));
-    out.u64(count_);
-    out.array(mean_);
-    out.array(m2_);
+  void save(StateWriter& out) const {
+    out.section("MOMS");
+    out.u64("the pooled moments' count", count_);
+    out.array("the pooled means", mean_);
+    out.array("the pooled sums of squares", m2_);
   }
-  Status load(checkpoint::CheckpointIn& in) {
-    AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("MOMS"), "the pooled moments"));
-    AGLD_RETURN_IF_ERROR(in.u64(&count_));
-    AGLD_RETURN_IF_ERROR(in.array(std::span<double>(mean_), "the pooled means"));
-    return in.array(std::span<double>(m2_), "the pooled sums of squares");
+  Status load(StateReader& in) {
+    AGLD_RETURN_IF_ERROR(in.section("MOMS", "the pooled moments"));
+    AGLD_RETURN_IF_ERROR(in.u64("the pooled moments' count", &count_));
+    AGLD_RETURN_IF_ERROR(in.array("the pooled means", mean_));
+    return in.array("the pooled sums of squares", m2_);
   }
 
   // Moves the mean and the sd (0 with fewer than two states) out.

@@ -23,6 +23,7 @@
 #include "common/huge_array.hpp"
 #include "common/proc.hpp"
 #include "model/model.hpp"
+#include "reader/order.hpp"
 #include "sampler/chain.hpp"
 #include "sampler/intercept.hpp"
 #include "sampler/pass_stream.hpp"
@@ -83,21 +84,20 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
   ResolvedSample rs;
   Status st = resolve_options(train, test, so, &rs);
   if (!st.is_ok()) return st;
-  const auto model = model::find_model(rs.options.model)->make(rs.options);
+  const auto model = model::find_model(rs.given.model)->make(rs.given);
   Preconditioner p;
   if (pre && o.precondition == "diag") {
     st = make_preconditioner(train, *model, o.step.has_value(), false, &rs, &p);
     if (!st.is_ok()) return st;
   }
   ResolvedOptimize r;
-  r.options = o;
+  r.given = o;
+  r.noise_var = rs.noise_var;
   r.rows = rs.rows;
   r.dim = rs.dim;
   r.step = rs.step;
   r.step_rule = rs.step_rule;
   r.batch = rs.batch;
-  r.options.step = r.step;
-  r.options.batch = r.batch;
   r.iterations_per_epoch = (r.rows + r.batch - 1) / r.batch;
   r.precondition_levels = rs.precondition_levels;
   r.precondition_m_min = rs.precondition_m_min;
@@ -106,7 +106,7 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
   r.precondition_kick = rs.precondition_kick;
   r.setup_rows = rs.setup_rows;
   if (o.precondition == "diag" && !has_feature_stats(train)) r.warnings.push_back(feature_stats_note(train));
-  if ((o.access == "ca" || o.access == "br") && !rows_shuffled(train.meta())) {
+  if (!reader::find_order(o.access)->on_stored_order.empty() && !rows_shuffled(train.meta())) {
     r.warnings.push_back("the rows of " + train.path() + " are in their source order: passes of minibatches in --access " +
                          o.access + " follow it, which slows SVRG down on sorted or time-ordered rows (the mode it "
                          "finds is the same); --access rr, or a store converted without --keep-order, avoids it");
@@ -157,9 +157,9 @@ class Optimizer {
         r_(r),
         plan_(plan),
         pre_(std::move(pre)),
-        model_(model::find_model(r.options.model)->make(as_sample(r.options))),
-        inv_s2p_(std::isinf(r.options.prior_var) ? 0.0 : 1.0 / r.options.prior_var),
-        intercept_(r.options.intercept, static_cast<uint32_t>(r.dim - 1)) {}
+        model_(model::find_model(r.given.model)->make(as_sample(r.given))),
+        inv_s2p_(std::isinf(r.given.prior_var) ? 0.0 : 1.0 / r.given.prior_var),
+        intercept_(r.given.intercept, static_cast<uint32_t>(r.dim - 1)) {}
 
   Status run(OptimizeObserver& obs, OptimizeResult* out);
 
@@ -198,15 +198,15 @@ class Optimizer {
 
 Status Optimizer::open_readers() {
   ResolvedSample rs;  // the minibatch reader of a one-chain ptu run in the --access order
-  rs.options.seed = r_.options.seed;
-  rs.options.chains = 1;
-  rs.access = r_.options.access;
+  rs.given.seed = r_.given.seed;
+  rs.given.chains = 1;
+  rs.access = r_.given.access;
   rs.batch = r_.batch;
   ReaderOptions o = main_reader_options(rs);
   o.memory = plan_.main;
   Status st = Reader::open(train_, o, &main_);
   if (!st.is_ok()) return st;
-  o = pass_reader_options(train_, r_.options.seed);
+  o = pass_reader_options(train_, r_.given.seed);
   o.memory = plan_.pass;
   std::unique_ptr<Reader> pass;
   st = Reader::open(train_, o, &pass);
@@ -281,13 +281,13 @@ Status Optimizer::minibatch_epoch(OptimizeObserver& obs, bool* stopped) {
 Status Optimizer::test_metrics(OptimizeResult* out) {
   out->test_loglik = out->test_accuracy = out->test_mse = std::numeric_limits<double>::quiet_NaN();
   if (!test_) return Status::ok();
-  ReaderOptions o = pass_reader_options(*test_, r_.options.seed);
+  ReaderOptions o = pass_reader_options(*test_, r_.given.seed);
   o.memory = plan_.test;
   std::unique_ptr<Reader> reader;
   Status st = Reader::open(*test_, o, &reader);
   if (!st.is_ok()) return st;
   PassStream stream(std::move(reader));
-  Intercept icpt(r_.options.intercept, static_cast<uint32_t>(r_.dim - 1));
+  Intercept icpt(r_.given.intercept, static_cast<uint32_t>(r_.dim - 1));
   double ll = 0, sq = 0;
   uint64_t right = 0;
   const uint64_t n = test_->meta().rows;
@@ -323,10 +323,10 @@ Status Optimizer::run(OptimizeObserver& obs, OptimizeResult* out) {
   cfg.step = r_.step;
   cfg.level_m = pre_.level_m;
   cfg.level = pre_.level.empty() ? nullptr : pre_.level.data();
-  cfg.prior_var = r_.options.prior_var;
+  cfg.prior_var = r_.given.prior_var;
   cfg.temperature = 0;
   cfg.model = model_.get();
-  chain_ = std::make_unique<Chain>(1, r_.options.seed, cfg,
+  chain_ = std::make_unique<Chain>(1, r_.given.seed, cfg,
                                    find_snapshot("ptu")->make({r_.rows, r_.dim, r_.iterations_per_epoch, 0, model_.get()}));
   mode_.reset(r_.dim);
   h_.reset(r_.dim);
@@ -359,11 +359,11 @@ Status Optimizer::run(OptimizeObserver& obs, OptimizeResult* out) {
       return diverged(epoch_, fmt::format("the objective rose from {:.6g} at the start to {:.6g}", start_objective, e.objective));
     }
     last_objective = e.objective;
-    if (e.grad_norm <= r_.options.tol * g0) {
+    if (e.grad_norm <= r_.given.tol * g0) {
       res.stop_reason = "tolerance";
       break;
     }
-    if (epoch_ >= r_.options.epochs) {
+    if (epoch_ >= r_.given.epochs) {
       res.stop_reason = "epochs";
       break;
     }

@@ -51,16 +51,16 @@ Status read_sample(const Store& train, const ResolvedSample& r, const std::vecto
   const uint64_t want = std::min<uint64_t>(kSampleRows, train.meta().rows);
   ReaderOptions o;
   o.order = "br";  // whole chunks in a random order: a sample of the store, whatever its order
-  o.seed = mix64(r.options.seed ^ 0x9e3779b9u);
+  o.seed = mix64(r.given.seed ^ 0x9e3779b9u);
   o.batch_size = static_cast<size_t>(std::min<uint64_t>(want, 4096));
-  o.memory = std::max(reader_min_memory(train, o), std::min<uint64_t>(r.options.memory / 4, uint64_t{256} << 20));
+  o.memory = std::max(reader_min_memory(train, o), std::min<uint64_t>(r.given.memory / 4, uint64_t{256} << 20));
   std::unique_ptr<Reader> reader;
   Status st = Reader::open(train, o, &reader);
   if (!st.is_ok()) return st;
   std::vector<uint32_t> idx;
   std::vector<double> val;
   std::vector<uint64_t> offsets{0};
-  const bool intercept = r.options.intercept;
+  const bool intercept = r.given.intercept;
   const uint32_t icpt = static_cast<uint32_t>(r.dim - 1);
   uint64_t got = 0;
   while (got < want && idx.size() < kSampleNnz) {
@@ -172,7 +172,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   const StoreMeta& meta = train.meta();
   const double n_rows = static_cast<double>(meta.rows);
   const double c = model.curvature();
-  const double inv_s2p = std::isinf(r->options.prior_var) ? 0.0 : 1.0 / r->options.prior_var;
+  const double inv_s2p = std::isinf(r->given.prior_var) ? 0.0 : 1.0 / r->given.prior_var;
   const double per_row = n_rows / static_cast<double>(r->batch);  // N / n
   // The visit rule's relaxations are counted over the kept iterations.
   const double kept = static_cast<double>(r->iterations > r->burn_in ? r->iterations - r->burn_in : 1);
@@ -198,21 +198,21 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
       const double q_data = c * per_row * b.max_sq[i];
       const double q = inv_s2p + q_data;
       // With a metric file, q alone: the file's M_j is capped by it (apply_metric).
-      const double dj = r->options.metric.empty() ? std::max(h, q) : q;
+      const double dj = r->given.metric.empty() ? std::max(h, q) : q;
       m[b.first + i] = dj > 0 ? static_cast<float>(1.0 / dj) : 0.0f;
       if (visit_rule && q_data > 0) visit[b.first + i] = visit_bound(h, q_data);
     }
     return Status::ok();
   }, &source);
   if (!st.is_ok()) return st;
-  if (r->options.intercept) {  // x = 1 in every row: h = 1/s2p + c N, q = 1/s2p + c N/n
+  if (r->given.intercept) {  // x = 1 in every row: h = 1/s2p + c N, q = 1/s2p + c N/n
     in_rows(r->dim - 1);
-    const double rows_term = r->options.metric.empty() ? std::max(n_rows, per_row) : per_row;
+    const double rows_term = r->given.metric.empty() ? std::max(n_rows, per_row) : per_row;
     m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * rows_term));
     if (visit_rule) visit[r->dim - 1] = visit_bound(inv_s2p + c * n_rows, c * per_row);
   }
-  if (!r->options.metric.empty()) {
-    st = apply_metric(r->options.metric, r->dim, &m);
+  if (!r->given.metric.empty()) {
+    st = apply_metric(r->given.metric, r->dim, &m);
     if (!st.is_ok()) return st;
   }
   float m_max = 0, m_min = std::numeric_limits<float>::infinity();
@@ -238,7 +238,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   if (!st.is_ok()) return st;
   const double lambda_data =
       power_lambda(sample, m, c, n_rows / static_cast<double>(std::max<uint64_t>(sampled, 1)), inv_s2p,
-                   mix64(r->options.seed ^ 0x70e3u));
+                   mix64(r->given.seed ^ 0x70e3u));
   const double lambda = std::max({lambda_data, static_cast<double>(m_max) * inv_s2p, 1e-300});
   const double kick = row_kick(sample, c, per_row);
   if (!step_given) {
@@ -247,7 +247,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
                    " the largest eigenvalue of the preconditioned Hessian bound M^1/2 (c X'X + I/prior_var) M^1/2, by power iteration on " +
                    std::to_string(sampled) +
                    " sampled rows, kick the largest (N/batch) c sum_j M_j x_ij^2 of a sampled row; " +
-                   (r->options.metric.empty()
+                   (r->given.metric.empty()
                         ? "M_j = 1 / max(1/prior_var + c sum_i x_ij^2, 1/prior_var + c (N/batch) max_i x_ij^2)"
                         : "M_j = min(sd_j^2 of --metric, 1 / (1/prior_var + c (N/batch) max_i x_ij^2))") +
                    (visit_rule ? fmt::format(", then lowered by the visit rule to at most max({:g} / (c (N/batch) max_i x_ij^2), "
@@ -284,11 +284,10 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   }
   for (uint32_t l = 0; l <= top; ++l) p.level_m.push_back(m_max * std::exp2(-delta * l));
   // ld's eta M_j against the prior; the underdamped dynamics' h is checked by resolve_dynamics().
-  if (r->dynamics == "ld" && r->step * p.level_m.front() * inv_s2p >= 1) {
+  if (!r->underdamped && r->step * p.level_m.front() * inv_s2p >= 1) {
     return Status::invalid_argument("--step times the largest M_j (" + std::to_string(r->step * p.level_m.front()) +
                                     ") must be below --prior-var (the prior alone makes larger steps unstable)");
   }
-  r->options.step = r->step;
   r->precondition_levels = p.level_m.size();
   r->precondition_m_min = m_min;
   r->precondition_m_max = m_max;

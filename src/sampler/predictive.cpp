@@ -70,20 +70,20 @@ void Predictive::add(const Batch& b, std::span<const std::span<const double>> ma
   }
 }
 
-void Predictive::save(checkpoint::CheckpointOut& out) const {
-  out.u32(checkpoint::tag("PRED"));
-  out.u64(samples_);
-  out.array(lse_);
-  out.array(pred_);
-  out.array(chain_lse_);
+void Predictive::save(StateWriter& out) const {
+  out.section("PRED");
+  out.u64("the predictive's states", samples_);
+  out.array("the predictive's log-sum-exps", lse_);
+  out.array("the predictive's predictions", pred_);
+  out.array("the chains' log-sum-exps", chain_lse_);
 }
 
-Status Predictive::load(checkpoint::CheckpointIn& in) {
-  AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("PRED"), "the predictive"));
-  AGLD_RETURN_IF_ERROR(in.u64(&samples_));
-  AGLD_RETURN_IF_ERROR(in.array(std::span<double>(lse_), "the predictive's log-sum-exps"));
-  AGLD_RETURN_IF_ERROR(in.array(std::span<double>(pred_), "the predictive's predictions"));
-  return in.array(std::span<double>(chain_lse_), "the chains' log-sum-exps");
+Status Predictive::load(StateReader& in) {
+  AGLD_RETURN_IF_ERROR(in.section("PRED", "the predictive"));
+  AGLD_RETURN_IF_ERROR(in.u64("the predictive's states", &samples_));
+  AGLD_RETURN_IF_ERROR(in.array("the predictive's log-sum-exps", lse_));
+  AGLD_RETURN_IF_ERROR(in.array("the predictive's predictions", pred_));
+  return in.array("the chains' log-sum-exps", chain_lse_);
 }
 
 void Predictive::end(EvalRecord* e) {

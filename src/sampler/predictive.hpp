@@ -10,7 +10,7 @@
 #include "agld/reader.hpp"
 #include "agld/sample.hpp"
 #include "model/model.hpp"
-#include "output/checkpoint_io.hpp"
+#include "common/state_archive.hpp"
 
 namespace agld::sampler {
 
@@ -28,8 +28,8 @@ class Predictive {
   void end(EvalRecord* e);
 
   // Between evaluations: the running sums of every test row and the states averaged.
-  void save(checkpoint::CheckpointOut& out) const;
-  Status load(checkpoint::CheckpointIn& in);
+  void save(StateWriter& out) const;
+  Status load(StateReader& in);
 
  private:
   const model::Model& model_;

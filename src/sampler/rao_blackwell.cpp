@@ -34,7 +34,7 @@ RaoBlackwell::Estimate RaoBlackwell::at(uint64_t j) const {
 }
 
 Status resolve_rao_blackwell(const Store& train, const model::Model& model, const Snapshot& snap, ResolvedSample* r) {
-  const std::string& asked = r->options.rao_blackwell;
+  const std::string& asked = r->given.rao_blackwell;
   if (asked != "auto" && asked != "off") {
     return Status::invalid_argument("unknown --rao-blackwell '" + asked + "' (known: auto, off)");
   }
@@ -45,7 +45,7 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
     return Status::ok();
   }
   if (!model.constant_curvature()) {
-    r->rao_blackwell_rule = "off: the " + r->options.model + " model's conditionals are not Gaussian";
+    r->rao_blackwell_rule = "off: the " + r->given.model + " model's conditionals are not Gaussian";
     return Status::ok();
   }
   if (snap.refresh_rows() != RefreshRows::kFullPass) {
@@ -62,9 +62,9 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
   }
   // A refresh after iteration k is at the state x_{k+1}: after burn-in from k = burn_in on.
   const uint64_t refreshes = snap.refreshes_in(r->iterations) - snap.refreshes_in(r->burn_in);
-  if (refreshes * r->options.chains < 2) {
+  if (refreshes * r->given.chains < 2) {
     r->rao_blackwell_rule = fmt::format("off: {} refreshes after burn-in in {} chains, and the estimate needs two",
-                                        refreshes, r->options.chains);
+                                        refreshes, r->given.chains);
     return Status::ok();
   }
   r->rao_blackwell = true;
@@ -81,10 +81,10 @@ Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const mod
   out->reset();
   if (!r.rao_blackwell) return Status::ok();
   std::vector<float> data_h;
-  Status st = conditional_precisions(train, model, r.options.intercept, r.dim, &data_h);
+  Status st = conditional_precisions(train, model, r.given.intercept, r.dim, &data_h);
   if (!st.is_ok()) return st;
-  *out = std::make_unique<RaoBlackwell>(std::move(data_h), inverse_prior_var(r.options.prior_var),
-                                        static_cast<size_t>(r.options.chains));
+  *out = std::make_unique<RaoBlackwell>(std::move(data_h), inverse_prior_var(r.given.prior_var),
+                                        static_cast<size_t>(r.given.chains));
   return Status::ok();
 }
 

@@ -20,7 +20,7 @@
 #include "agld/store.hpp"
 #include "common/strided_span.hpp"
 #include "model/model.hpp"
-#include "output/checkpoint_io.hpp"
+#include "common/state_archive.hpp"
 #include "sampler/moments.hpp"
 #include "sampler/snapshot.hpp"
 
@@ -75,13 +75,13 @@ class RaoBlackwell {
   };
   Estimate at(uint64_t j) const;
 
-  void save(checkpoint::CheckpointOut& out) const {
+  void save(StateWriter& out) const {
     mu_.save(out);
-    out.array(chain_mean_);
+    out.array("the chains' conditional means", chain_mean_);
   }
-  Status load(checkpoint::CheckpointIn& in) {
+  Status load(StateReader& in) {
     AGLD_RETURN_IF_ERROR(mu_.load(in));
-    return in.array(std::span<float>(chain_mean_), "the chains' conditional means");
+    return in.array("the chains' conditional means", chain_mean_);
   }
 
  private:

@@ -10,6 +10,7 @@
 #include "agld/feature_stats.hpp"
 #include "common/mix.hpp"
 #include "model/model.hpp"
+#include "reader/order.hpp"
 #include "sampler/dynamics.hpp"
 #include "sampler/method.hpp"
 #include "sampler/plan.hpp"
@@ -81,12 +82,12 @@ uint64_t stream_seed(uint64_t seed, uint64_t chain_id) { return mix64(mix64(seed
 ReaderOptions main_reader_options(const ResolvedSample& r) {
   ReaderOptions o;
   o.order = r.access;
-  const uint64_t first = r.options.chain_id;
-  if (r.own_streams && r.options.chains > 1) {
-    for (uint64_t c = 0; c < r.options.chains; ++c) o.streams.push_back(stream_seed(r.options.seed, first + c));
-    o.batch_size = static_cast<size_t>(r.batch * r.options.chains);
+  const uint64_t first = r.given.chain_id;
+  if (r.own_streams && r.given.chains > 1) {
+    for (uint64_t c = 0; c < r.given.chains; ++c) o.streams.push_back(stream_seed(r.given.seed, first + c));
+    o.batch_size = static_cast<size_t>(r.batch * r.given.chains);
   } else {
-    o.seed = stream_seed(r.options.seed, first);
+    o.seed = stream_seed(r.given.seed, first);
     o.batch_size = static_cast<size_t>(r.batch);
   }
   return o;
@@ -102,35 +103,38 @@ ReaderOptions pass_reader_options(const Store& store, uint64_t seed) {
 
 Status resolve_options(const Store& train, const Store* test, const SampleOptions& o, ResolvedSample* out) {
   ResolvedSample r;
-  r.options = o;
+  r.given = o;
   const StoreMeta& m = train.meta();
   // The default method: ptu-ca, or on a store in its source order ptu-rr, whose every
   // minibatch is drawn from all rows (cyclic access there follows the order's trends;
   // docs/readers.md). plan_memory() checks that the store then fits the reader's cache.
   if (o.method) {
+    r.method = *o.method;
     r.method_rule = "given";
   } else if (rows_shuffled(m)) {
-    r.options.method = kDefaultMethod;
+    r.method = kDefaultMethod;
     r.method_rule = "default";
   } else {
-    r.options.method = kDefaultMethodInSourceOrder;
+    r.method = kDefaultMethodInSourceOrder;
     r.random_for_order = true;
     r.method_rule = std::string("default for a store in its source order (converted with --keep-order): ") +
                     kDefaultMethodInSourceOrder + " reads every pass in a fresh random order, where " + kDefaultMethod +
                     "'s cyclic order would follow any trend in the stored order";
   }
-  Status st = split_method(*r.options.method, &r.snapshot, &r.access, &r.dynamics);
+  Status st = split_method(r.method, &r.snapshot, &r.access, &r.dynamics);
   if (!st.is_ok()) return st;
   const model::ModelInfo* mi = model::find_model(o.model);
   if (!mi) return Status::invalid_argument("unknown --model '" + o.model + "' (known: logistic, linear)");
-  if (o.model == "logistic" && m.label_kind != LabelKind::kBinary) {
-    return Status::invalid_argument("--model logistic needs binary labels, and " + train.path() +
+  auto model_obj = mi->make(o);
+  if (model_obj->binary() && m.label_kind != LabelKind::kBinary) {
+    return Status::invalid_argument("--model " + o.model + " needs binary labels, and " + train.path() +
                                     " holds real ones (convert it with --task binary)");
   }
-  if (test && o.model == "logistic" && test->meta().label_kind != LabelKind::kBinary) {
-    return Status::invalid_argument("--model logistic needs binary labels, and the test store " +
+  if (test && model_obj->binary() && test->meta().label_kind != LabelKind::kBinary) {
+    return Status::invalid_argument("--model " + o.model + " needs binary labels, and the test store " +
                                     test->path() + " holds real ones");
   }
+  if (!model_obj->binary()) r.noise_var = o.noise_var;
   if (m.rows == 0) return Status::invalid_argument(train.path() + " has no rows");
   if (test && test->meta().features > m.features) {
     return Status::invalid_argument("the test store has " + std::to_string(test->meta().features) +
@@ -153,20 +157,24 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   if (r.dim > uint64_t{std::numeric_limits<uint32_t>::max()}) {
     return Status::invalid_argument("too many coordinates for this build: " + std::to_string(r.dim));
   }
-  const bool full = r.snapshot == "full";
+  const SnapshotInfo& snapshot_info = *find_snapshot(r.snapshot);
+  const reader::OrderInfo& order_info = *reader::find_order(r.access);
+  const DynamicsInfo& dynamics_info = *find_dynamics(r.dynamics);
+  const bool full = snapshot_info.full_batch;
+  r.refresh_subsample = snapshot_info.refresh_rows == RefreshRows::kSubsample;
+  r.underdamped = dynamics_info.state_dim == 2;
   if (o.batch && *o.batch == 0) return Status::invalid_argument("--batch must be at least 1");
   const uint64_t default_batch = std::max(kDefaultBatch, (n_rows + kIterationsPerPass - 1) / kIterationsPerPass);
   r.batch = full ? n_rows : std::min<uint64_t>(o.batch.value_or(default_batch), n_rows);
   const uint64_t per_pass = (n_rows + r.batch - 1) / r.batch;
   // Random orders: one sequence a chain, so that the chains are independent given the data
   // (ca has one sequence: every chain reads the same batches).
-  r.own_streams = r.access != "ca" && !full && !o.share_batches;
+  r.own_streams = order_info.seeded && !full && !o.share_batches;
 
   // The step: 1 / L with L = 1/s2p + c max(sum_i |x_i|^2, (N/n) max_i |x_i|^2), c bounding
   // l''. The sum bounds the largest curvature of U (so the full-gradient dynamics is
   // stable); the second term bounds the curvature one row brings into a minibatch estimate,
   // scaled by N/n (docs/samplers.md).
-  auto model_obj = mi->make(o);
   const double one = o.intercept ? 1.0 : 0.0;
   const double sum_sq = std::max(m.row_sq_norm_sum + one * static_cast<double>(n_rows),
                                  static_cast<double>(n_rows) / static_cast<double>(r.batch) * (m.row_sq_norm_max + one));
@@ -183,7 +191,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   r.divergence_radius = divergence_radius(m, *model_obj, o.prior_var, r.dim);
   // Under diag, eta M_j is checked (preconditioner.cpp); the underdamped dynamics' h by
   // resolve_dynamics().
-  if (o.precondition != "diag" && r.dynamics == "ld" && r.step * inv_s2p >= 1) {
+  if (o.precondition != "diag" && !r.underdamped && r.step * inv_s2p >= 1) {
     return Status::invalid_argument("--step must be below --prior-var (the prior alone makes larger steps unstable)");
   }
 
@@ -206,8 +214,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   } else {
     // kDefaultPasses passes of the data a chain, counting what the strategy reads at its start
     // and its refreshes; small stores get more (kFloorIterations above).
-    const sampler::SnapshotInfo* info = find_snapshot(r.snapshot);
-    const auto snap = info->make({n_rows, r.dim, r.refresh, r.snapshot_batch, model_obj.get()});
+    const auto snap = snapshot_info.make({n_rows, r.dim, r.refresh, r.snapshot_batch, model_obj.get()});
     Reads reads;
     reads.snap = snap.get();
     reads.per_iteration = r.batch;
@@ -242,37 +249,27 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   r.eval_every = o.evaluations ? std::max<uint64_t>(1, r.iterations / o.evaluations) : 0;
 
   if (o.track_default) {
-    r.options.track.clear();
-    for (uint64_t j = 0; j < std::min<uint64_t>(kDefaultTracked, m.features); ++j) r.options.track.push_back(j);
-    if (o.intercept) r.options.track.push_back(r.dim - 1);
+    for (uint64_t j = 0; j < std::min<uint64_t>(kDefaultTracked, m.features); ++j) r.track.push_back(j);
+    if (o.intercept) r.track.push_back(r.dim - 1);
+  } else {
+    r.track = o.track;
   }
-  for (uint64_t j : r.options.track) {
+  for (uint64_t j : r.track) {
     if (j >= r.dim) {
       return Status::invalid_argument("--track " + std::to_string(j + 1) + " is beyond the " + std::to_string(r.dim) + " coordinates");
     }
   }
 
   if (o.precondition == "diag" && !has_feature_stats(train)) r.warnings.push_back(feature_stats_note(train));
-  if ((r.access == "ca" || r.access == "br") && !rows_shuffled(m)) {
+  if (!order_info.on_stored_order.empty() && !rows_shuffled(m)) {
     r.warnings.push_back(
         "the rows of " + train.path() + " are in their source order (converted with --keep-order, or by an agld "
-        "that did not shuffle by default); " +
-        (r.access == "ca" ? std::string("cyclic access (ca) reads them in that order")
-                          : std::string("block reshuffling (br) keeps a chunk's neighbouring rows together")) +
-        " and assumes it has no trend: on time-ordered or sorted rows the chains drift with the data and sample the "
+        "that did not shuffle by default); " + std::string(order_info.on_stored_order) + " and assumes it has no trend: on time-ordered or sorted rows the chains drift with the data and sample the "
         "wrong posterior. Convert the store again without --keep-order, or use a random order (e.g. --method " +
         r.snapshot + "-rr); docs/readers.md says why");
   }
 
-  r.options.step = r.step;
-  r.options.batch = r.batch;
-  r.options.iterations = r.iterations;
-  r.options.epochs = static_cast<double>(r.iterations) * static_cast<double>(r.batch) / static_cast<double>(n_rows);
-  r.options.burn_in = r.burn_in;
-  r.options.thin = r.thin;
-  r.options.refresh = r.refresh;
-  r.options.snapshot_batch = r.snapshot_batch;
-  r.options.track_default = false;
+  r.epochs = static_cast<double>(r.iterations) * static_cast<double>(r.batch) / static_cast<double>(n_rows);
   *out = std::move(r);
   return Status::ok();
 }
@@ -281,11 +278,14 @@ Status resolve_dynamics(const SampleOptions& o, ResolvedSample* r) {
   const DynamicsInfo* d = find_dynamics(r->dynamics);
   if (d->state_dim == 1) {
     if (o.friction) {
-      return Status::invalid_argument("--friction is the underdamped dynamics' (hmc, hmc2, svrhmc): --method " +
-                                      *r->options.method + " runs ld, which has none");
+      std::string underdamped;
+      for (const DynamicsInfo& u : registered_dynamics()) {
+        if (u.state_dim == 2) underdamped += (underdamped.empty() ? "" : ", ") + std::string(u.name);
+      }
+      return Status::invalid_argument("--friction is the underdamped dynamics' (" + underdamped + "): --method " +
+                                      r->method + " runs " + r->dynamics + ", which has none");
     }
     r->friction = 0;
-    r->options.friction.reset();
     return Status::ok();
   }
   // The step h: hmc with D_f h = 1 is ld with eta = h^2 exactly (p' = -h G + sqrt(2) xi, theta'
@@ -325,8 +325,6 @@ Status resolve_dynamics(const SampleOptions& o, ResolvedSample* r) {
         "smaller --step",
         r->step, r->friction, r->dynamics, p.precondition));
   }
-  r->options.step = r->step;
-  r->options.friction = r->friction;
   return Status::ok();
 }
 

@@ -23,7 +23,7 @@
 #include "agld/status.hpp"
 #include "common/strided_span.hpp"
 #include "model/model.hpp"
-#include "output/checkpoint_io.hpp"
+#include "common/state_archive.hpp"
 
 namespace agld::sampler {
 
@@ -87,8 +87,8 @@ class Snapshot {
   // The strategy's state, for a checkpoint (docs/reliability.md); load() reads into a
   // strategy made with the same parameters. Every strategy says what it keeps, even nothing
   // (tests/sampler/checkpoint_test.cpp round-trips every registered one).
-  virtual void save(checkpoint::CheckpointOut& out) const = 0;
-  virtual Status load(checkpoint::CheckpointIn& in) = 0;
+  virtual void save(StateWriter& out) const = 0;
+  virtual Status load(StateReader& in) = 0;
 };
 
 using SnapshotFactory = std::unique_ptr<Snapshot> (*)(const SnapshotParams& params);
@@ -97,6 +97,10 @@ struct SnapshotInfo {
   std::string_view name;
   std::string_view summary;
   SnapshotFactory make;
+  // What its objects' refresh_rows() and full_batch() say, known before one is made (the
+  // run's resolution reads them; tests/sampler/snapshot_test.cpp checks they agree).
+  RefreshRows refresh_rows = RefreshRows::kNone;
+  bool full_batch = false;
 };
 
 std::span<const SnapshotInfo> registered_snapshots();

@@ -12,8 +12,8 @@ class FullBatch final : public Snapshot {
   RefreshRows refresh_rows() const override { return RefreshRows::kNone; }
   bool full_batch() const override { return true; }
   void shadows(const Batch&, std::span<double> sh) override { std::fill(sh.begin(), sh.end(), 0.0); }
-  void save(checkpoint::CheckpointOut& out) const override { out.u32(checkpoint::tag("FULL")); }
-  Status load(checkpoint::CheckpointIn& in) override { return in.expect(checkpoint::tag("FULL"), "snapshot full"); }
+  void save(StateWriter& out) const override { out.section("FULL"); }
+  Status load(StateReader& in) override { return in.section("FULL", "snapshot full"); }
 };
 
 }  // namespace

@@ -11,8 +11,8 @@ class NoSnapshot final : public Snapshot {
   uint64_t state_bytes() const override { return 0; }
   RefreshRows refresh_rows() const override { return RefreshRows::kNone; }
   void shadows(const Batch&, std::span<double> sh) override { std::fill(sh.begin(), sh.end(), 0.0); }
-  void save(checkpoint::CheckpointOut& out) const override { out.u32(checkpoint::tag("NONE")); }
-  Status load(checkpoint::CheckpointIn& in) override { return in.expect(checkpoint::tag("NONE"), "snapshot none"); }
+  void save(StateWriter& out) const override { out.section("NONE"); }
+  Status load(StateReader& in) override { return in.section("NONE", "snapshot none"); }
 };
 
 }  // namespace

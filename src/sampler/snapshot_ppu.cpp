@@ -58,18 +58,14 @@ class PerRowTable final : public Snapshot {
 
   // The table: a float a row (empty before the start's refresh, but a checkpoint comes after
   // it: an empty table in one would leave the shadows reading nothing).
-  void save(checkpoint::CheckpointOut& out) const override {
-    out.u32(checkpoint::tag("ROWS"));
-    out.array(std::span<const float>(table_));
+  void save(StateWriter& out) const override {
+    out.section("ROWS");
+    out.array("the per-row table", std::span<const float>(table_));
   }
-  Status load(checkpoint::CheckpointIn& in) override {
-    AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("ROWS"), "the per-row table"));
-    uint64_t n = 0;
-    AGLD_RETURN_IF_ERROR(in.u64(&n));
-    if (n != p_.rows) return in.corrupt("a per-row table of " + std::to_string(n) + " rows");
-    if (n > in.left() / sizeof(float)) return in.corrupt("the per-row table runs past the end of the checkpoint");
-    table_.reset(static_cast<size_t>(n));
-    return in.elements(std::span<float>(table_.data(), table_.size()), "the per-row table");
+  Status load(StateReader& in) override {
+    AGLD_RETURN_IF_ERROR(in.section("ROWS", "the per-row table"));
+    table_.reset(static_cast<size_t>(p_.rows));
+    return in.array("the per-row table", std::span<float>(table_.data(), table_.size()));
   }
 
  private:

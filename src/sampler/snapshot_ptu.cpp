@@ -47,18 +47,14 @@ class PeriodicTotal final : public Snapshot {
 
   // x~: d values (empty before the start's refresh, but a checkpoint comes after it: an empty
   // point in one would leave the shadows reading nothing).
-  void save(checkpoint::CheckpointOut& out) const override {
-    out.u32(checkpoint::tag("POIN"));
-    out.array(std::span<const double>(point_));
+  void save(StateWriter& out) const override {
+    out.section("POIN");
+    out.array("the snapshot point", std::span<const double>(point_));
   }
-  Status load(checkpoint::CheckpointIn& in) override {
-    AGLD_RETURN_IF_ERROR(in.expect(checkpoint::tag("POIN"), "the snapshot point"));
-    uint64_t n = 0;
-    AGLD_RETURN_IF_ERROR(in.u64(&n));
-    if (n != p_.dim) return in.corrupt("a snapshot point of " + std::to_string(n) + " coordinates");
-    if (n > in.left() / sizeof(double)) return in.corrupt("the snapshot point runs past the end of the checkpoint");
-    point_.reset(static_cast<size_t>(n));
-    return in.elements(std::span<double>(point_.data(), point_.size()), "the snapshot point");
+  Status load(StateReader& in) override {
+    AGLD_RETURN_IF_ERROR(in.section("POIN", "the snapshot point"));
+    point_.reset(static_cast<size_t>(p_.dim));
+    return in.array("the snapshot point", std::span<double>(point_.data(), point_.size()));
   }
 
  private:

@@ -13,12 +13,15 @@ std::unique_ptr<Snapshot> make_tmu(const SnapshotParams&);
 
 namespace {
 constexpr SnapshotInfo kSnapshots[] = {
-    {"none", "no snapshot (SGLD): sh = 0, A = 0", make_none},
-    {"full", "every row every step (LMC)", make_full},
-    {"ptu", "periodic total update (SVRG-LD): x~ and A from a full pass every D steps", make_ptu},
-    {"ptu+", "ptu whose refresh uses --snapshot-batch rows of the access order (SVRG-LD+)", make_ptu_plus},
-    {"ppu", "per-row partial update (SAGA-LD): sh_i of the batch's rows after each step", make_ppu},
-    {"tmu", "ppu every step and a full refresh every D steps (AGLD's TMU)", make_tmu},
+    {"none", "no snapshot (SGLD): sh = 0, A = 0", make_none, RefreshRows::kNone, false},
+    {"full", "every row every step (LMC)", make_full, RefreshRows::kNone, true},
+    {"ptu", "periodic total update (SVRG-LD): x~ and A from a full pass every D steps", make_ptu,
+     RefreshRows::kFullPass, false},
+    {"ptu+", "ptu whose refresh uses --snapshot-batch rows of the access order (SVRG-LD+)", make_ptu_plus,
+     RefreshRows::kSubsample, false},
+    {"ppu", "per-row partial update (SAGA-LD): sh_i of the batch's rows after each step", make_ppu,
+     RefreshRows::kFullPass, false},
+    {"tmu", "ppu every step and a full refresh every D steps (AGLD's TMU)", make_tmu, RefreshRows::kFullPass, false},
 };
 }  // namespace
 

@@ -64,39 +64,81 @@ CheckpointIn open_in(const MemFile& file) {
   return in;
 }
 
+// The archive (common/state_archive.hpp) through the checkpoint's bytes: sections, scalars,
+// a text, contiguous and strided arrays of each element type, and arrays of any length.
 TEST(CheckpointFormat, RoundTripsAndRefusesDamage) {
   const std::vector<double> a = {1.5, -2, 1e300};
+  const std::vector<double> records = {1, 10, 2, 20, 3, 30};  // two numbers a record: 10, 20, 30 strided
+  const std::vector<float> f = {0.5f, -7};
+  const std::vector<uint32_t> u = {1, 2, 3};
+  const std::vector<uint64_t> w = {uint64_t{1} << 40};
   MemFile file = saved([&](CheckpointOut& out) {
-    out.u32(checkpoint::tag("TEST"));
-    out.u64(42);
-    out.f64(-0.25);
-    out.str("text");
-    out.array(a);
+    StateWriter& archive = out;
+    archive.section("TEST");
+    archive.u64("n", 42);
+    archive.f64("x", -0.25);
+    archive.text("s", "text");
+    archive.flag("flag", true);
+    archive.array("a", a);
+    archive.array("strided", StridedSpan<const double>(records.data() + 1, 3, 2));
+    archive.array("f", f);
+    archive.array("u", u);
+    archive.array("w", w);
   });
+  auto read_scalars = [](StateReader& in, uint64_t* n, double* x, std::string* s, bool* flag) {
+    ASSERT_TRUE(in.section("TEST", "test").is_ok());
+    ASSERT_TRUE(in.u64("n", n).is_ok());
+    ASSERT_TRUE(in.f64("x", x).is_ok());
+    ASSERT_TRUE(in.text("s", s, 100).is_ok());
+    ASSERT_TRUE(in.flag("flag", flag).is_ok());
+  };
   {
     CheckpointIn in = open_in(file);
     uint64_t n = 0;
     double x = 0;
     std::string s;
-    std::vector<double> b(3);
-    ASSERT_TRUE(in.expect(checkpoint::tag("TEST"), "test").is_ok());
-    ASSERT_TRUE(in.u64(&n).is_ok());
-    ASSERT_TRUE(in.f64(&x).is_ok());
-    ASSERT_TRUE(in.str(&s).is_ok());
-    ASSERT_TRUE(in.array(std::span<double>(b), "a").is_ok());
+    bool flag = false;
+    std::vector<double> b(3), into_records(6, -1.0);
+    std::vector<float> g(2);
+    std::vector<uint32_t> v(3);
+    std::vector<uint64_t> ww;
+    read_scalars(in, &n, &x, &s, &flag);
+    ASSERT_TRUE(in.array("a", b).is_ok());
+    ASSERT_TRUE(in.array("strided", StridedSpan<double>(into_records.data(), 3, 2)).is_ok());
+    ASSERT_TRUE(in.array("f", g).is_ok());
+    ASSERT_TRUE(in.array("u", v).is_ok());
+    ASSERT_TRUE(in.vec("w", &ww, 10).is_ok());
     EXPECT_TRUE(in.done().is_ok());
     EXPECT_EQ(n, 42u);
     EXPECT_EQ(x, -0.25);
     EXPECT_EQ(s, "text");
+    EXPECT_TRUE(flag);
     EXPECT_EQ(b, a);
-    // An array of another length is corruption, not a read past its end.
+    EXPECT_EQ(into_records, (std::vector<double>{10, -1, 20, -1, 30, -1}));
+    EXPECT_EQ(g, f);
+    EXPECT_EQ(v, u);
+    EXPECT_EQ(ww, w);
+    // An array of another length is corruption naming it, not a read past its end; so is an
+    // array longer than its limit, and a text longer than its.
     CheckpointIn again = open_in(file);
     std::vector<double> shorter(2);
-    ASSERT_TRUE(again.expect(checkpoint::tag("TEST"), "test").is_ok());
-    ASSERT_TRUE(again.u64(&n).is_ok());
-    ASSERT_TRUE(again.f64(&x).is_ok());
-    ASSERT_TRUE(again.str(&s).is_ok());
-    EXPECT_EQ(again.array(std::span<double>(shorter), "a").code(), Status::Code::kCorruption);
+    read_scalars(again, &n, &x, &s, &flag);
+    const Status st = again.array("the values of a", shorter);
+    EXPECT_EQ(st.code(), Status::Code::kCorruption);
+    EXPECT_NE(st.message().find("the values of a holds 3 values where the run has 2"), std::string::npos) << st.message();
+    CheckpointIn third = open_in(file);
+    read_scalars(third, &n, &x, &s, &flag);
+    std::vector<double> any;
+    EXPECT_EQ(third.vec("a", &any, 2).code(), Status::Code::kCorruption);
+    CheckpointIn fourth = open_in(file);
+    ASSERT_TRUE(fourth.section("TEST", "test").is_ok());
+    ASSERT_TRUE(fourth.u64("n", &n).is_ok());
+    ASSERT_TRUE(fourth.f64("x", &x).is_ok());
+    EXPECT_EQ(fourth.text("s", &s, 3).code(), Status::Code::kCorruption);
+    // Another section than the one expected names what was expected.
+    CheckpointIn fifth = open_in(file);
+    const Status other = fifth.section("ELSE", "something else");
+    EXPECT_NE(other.message().find("expected the section of something else"), std::string::npos) << other.message();
   }
   // Every byte flipped, and every truncation: an error, never a crash.
   for (size_t i = 0; i < file.bytes.size(); ++i) {

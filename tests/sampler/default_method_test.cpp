@@ -46,7 +46,7 @@ TEST(DefaultMethod, ShuffledStoreIsReadCyclically) {
   auto store = store_of(dir.file("s.agld"), dense_binary_rows(test_seed(181), 2000, kDim, 1.0), true);
   ResolvedSample r;
   ASSERT_TRUE(resolve_sample(*store, nullptr, SampleOptions{}, &r).is_ok());
-  EXPECT_EQ(*r.options.method, "ptu-ca");
+  EXPECT_EQ(r.method, "ptu-ca");
   EXPECT_EQ(r.method_rule, "default");
   EXPECT_FALSE(r.random_for_order);
   EXPECT_EQ(order_warnings(r), 0u);
@@ -57,7 +57,7 @@ TEST(DefaultMethod, StoreInSourceOrderIsReadInARandomOrder) {
   auto store = store_of(dir.file("k.agld"), dense_binary_rows(test_seed(182), 2000, kDim, 1.0), false);
   ResolvedSample r;
   ASSERT_TRUE(resolve_sample(*store, nullptr, SampleOptions{}, &r).is_ok());
-  EXPECT_EQ(*r.options.method, "ptu-rr");
+  EXPECT_EQ(r.method, "ptu-rr");
   EXPECT_EQ(r.access, "rr");
   EXPECT_TRUE(r.random_for_order);
   EXPECT_NE(r.method_rule.find("source order"), std::string::npos) << r.method_rule;
@@ -71,7 +71,7 @@ TEST(DefaultMethod, AGivenMethodIsKeptAndWarnedOf) {
   o.method = "tmu-ca";
   ResolvedSample r;
   ASSERT_TRUE(resolve_sample(*store, nullptr, o, &r).is_ok());
-  EXPECT_EQ(*r.options.method, "tmu-ca");
+  EXPECT_EQ(r.method, "tmu-ca");
   EXPECT_EQ(r.method_rule, "given");
   EXPECT_FALSE(r.random_for_order);
   EXPECT_EQ(order_warnings(r), 1u);
@@ -107,7 +107,7 @@ TEST(DefaultMethod, StoreInSourceOrderThatDoesNotFitIsAnErrorWithTheFixes) {
   ResolvedSample r;
   const Status st = resolve_sample(*store, nullptr, o, &r);
   ASSERT_TRUE(st.is_ok()) << st.message();
-  EXPECT_EQ(*r.options.method, "ptu-rr");
+  EXPECT_EQ(r.method, "ptu-rr");
   // A given method is the user's choice at any budget that fits it.
   o.memory = failed_at;
   o.method = "ptu-rr";

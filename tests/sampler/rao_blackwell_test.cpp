@@ -250,8 +250,8 @@ TEST(RaoBlackwell, TwentyPassesGiveTheExactPosteriorOfRareLevels) {
   ASSERT_TRUE(on.run.rao_blackwell) << on.run.rao_blackwell_rule;
   ASSERT_FALSE(off.run.rao_blackwell);
   EXPECT_EQ(off.rb_samples, 0u);
-  EXPECT_EQ(on.rb_samples, on.run.rao_blackwell_refreshes * on.run.options.chains);
-  std::cout << "seed " << seed << ": " << on.run.options.method.value() << ", " << on.run.iterations
+  EXPECT_EQ(on.rb_samples, on.run.rao_blackwell_refreshes * on.run.given.chains);
+  std::cout << "seed " << seed << ": " << on.run.method << ", " << on.run.iterations
             << " iterations, " << on.rb_samples << " conditional draws; from them " << on.rb_means << " means and "
             << on.rb_sds << " sds of " << on.run.dim << std::endl;
   auto within = [&](const SampleResult& r, bool check_mcse) {
