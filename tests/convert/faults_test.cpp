@@ -1,7 +1,7 @@
 // A conversion that fails for any reason (a full disk, a failing commit, a bad line far
 // into the input, a signal) reports it and leaves nothing behind: no store, no temporary
 // file, and whatever was at the output path before untouched. Faults are injected through
-// the file-access interface (tests/store/fault_fs.hpp); the local implementation's
+// the file-access interface (tests/file/fault_fs.hpp); the local implementation's
 // fallback for file systems without O_TMPFILE is forced with a seccomp filter.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@
 #include <span>
 #include <thread>
 
-#include "../store/fault_fs.hpp"
+#include "../file/fault_fs.hpp"
 #include "agld/convert.hpp"
 #include "agld/store.hpp"
 #include "test_support.hpp"

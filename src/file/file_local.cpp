@@ -17,8 +17,8 @@
 #include <string>
 
 #include "agld/file.hpp"
-#include "store/input_local.hpp"
-#include "store/mapping_guard.hpp"
+#include "file/input_local.hpp"
+#include "file/mapping_guard.hpp"
 
 namespace agld {
 namespace {
