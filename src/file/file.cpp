@@ -1,5 +1,5 @@
 // What every ReadableFile has: the aligned read buffer, and read_uncached by copying from
-// view() (file systems that can do better override it: file_local.cpp); and what every
+// view() (file systems that can do better override it: readable_local.cpp); and what every
 // FileSystem has: open_input from open_readable (the local one reads with read(2) instead).
 #include <algorithm>
 #include <cstdlib>
