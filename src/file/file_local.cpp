@@ -1,12 +1,13 @@
 // The local FileSystem: memory maps for reading (readable_local.hpp), inputs read with
 // read(2) (input_local.hpp), for writing an unnamed O_TMPFILE linked into place only on commit
-// (writable_local.hpp).
+// (writable_local.hpp), and scratch files kept unnamed (scratch_local.hpp).
 #include <memory>
 #include <string>
 
 #include "agld/file.hpp"
 #include "file/input_local.hpp"
 #include "file/readable_local.hpp"
+#include "file/scratch_local.hpp"
 #include "file/writable_local.hpp"
 
 namespace agld {
@@ -28,6 +29,10 @@ class LocalFileSystem final : public FileSystem {
 
   size_t remove_stale_temporaries(const std::string& dir) override {
     return remove_stale_local_temporaries(dir);
+  }
+
+  Status create_scratch(const std::string& dir, std::unique_ptr<ScratchFile>* out) override {
+    return create_local_scratch(dir, out);
   }
 };
 
