@@ -1,7 +1,8 @@
 // A fault-injecting FileSystem for tests. It wraps another FileSystem (by default the local
 // one) and, as configured:
 //   reads:  serves every file from a private copy of its bytes, with chosen bytes flipped
-//           (XOR-ed with a mask) and/or cut to a shorter length;
+//           (XOR-ed with a mask) and/or cut to a shorter length, and/or fails the views that
+//           reach a chosen offset;
 //   inputs: (open_input) fails the read that reaches a chosen offset;
 //   writes: fails append() with "No space left on device" once more than a budget of bytes
 //           would have been written (shared by all files written through it, scratch files
@@ -36,6 +37,8 @@ class FaultFileSystem final : public FileSystem {
   // --- read faults (apply to files opened afterwards) ---
   std::vector<Flip> flips;
   std::optional<uint64_t> truncate_to;  // serve at most this many bytes
+  // A view that reaches this offset fails with "Input/output error", as a bad sector would.
+  std::optional<uint64_t> read_error_at;
 
   // Inputs (open_input): a read that reaches this offset fails with "Input/output error",
   // as a bad sector or a dropped network mount would.
@@ -74,7 +77,7 @@ class FaultFileSystem final : public FileSystem {
     for (const Flip& f : flips) {
       if (f.offset < bytes.size()) bytes[static_cast<size_t>(f.offset)] ^= std::byte{f.mask};
     }
-    *out = std::make_unique<CopyFile>(path, std::move(bytes));
+    *out = std::make_unique<CopyFile>(this, path, std::move(bytes));
     return Status::ok();
   }
 
@@ -111,8 +114,8 @@ class FaultFileSystem final : public FileSystem {
   // A read-only file served from memory.
   class CopyFile final : public ReadableFile {
    public:
-    CopyFile(std::string path, std::vector<std::byte> bytes)
-        : path_(std::move(path)), bytes_(std::move(bytes)) {}
+    CopyFile(FaultFileSystem* fs, std::string path, std::vector<std::byte> bytes)
+        : fs_(fs), path_(std::move(path)), bytes_(std::move(bytes)), error_at_(fs->read_error_at) {}
     const std::string& path() const override { return path_; }
     uint64_t size() const override { return bytes_.size(); }
     Status view(uint64_t offset, size_t n, ByteSpan* out) const override {
@@ -121,13 +124,19 @@ class FaultFileSystem final : public FileSystem {
                                   std::to_string(offset) + " is past the end of the file (" +
                                   std::to_string(bytes_.size()) + " bytes); the file is truncated");
       }
+      if (error_at_ && n > 0 && offset + n > *error_at_) {
+        ++fs_->faults_;
+        return Status::io_error(path_ + ": read failed: Input/output error");
+      }
       *out = ByteSpan(bytes_.data() + offset, n);
       return Status::ok();
     }
 
    private:
+    FaultFileSystem* fs_;
     std::string path_;
     std::vector<std::byte> bytes_;
+    std::optional<uint64_t> error_at_;
   };
 
   // An input whose bytes from error_at on cannot be read: what comes before is served.
