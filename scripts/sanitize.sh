@@ -19,8 +19,10 @@ bash scripts/setup.sh --fuzz
 cxx="${CXX_SAN:-$(command -v clang++-14 || command -v g++)}"
 flags="-O1 -g1"
 
-# The reader's tests and the sampler's multi-chain tests: the ones whose threads share data.
+# The reader's tests and the sampler's multi-chain tests: the ones whose threads share data;
+# the TSan build compiles only their files.
 tsan_tests='^(Reader|ReaderBudget|DirectRows|Chains)\.|/(Streams|ChainsInOneRun)\.'
+tsan_sources='/tests/(reader/[a-z_]+|sampler/chains)_test\.cpp$'
 
 asan() {
   cmake -S . -B build-asan -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -31,7 +33,7 @@ asan() {
 }
 tsan() {
   cmake -S . -B build-tsan -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DAGLD_SANITIZE=thread >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DAGLD_SANITIZE=thread -DAGLD_TEST_SOURCES="$tsan_sources" >/dev/null
   cmake --build build-tsan -j"$jobs" --target reader_tests sampler_tests
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
     ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L '^(unit|smoke)$' -R "$tsan_tests"

@@ -163,7 +163,7 @@ void add_optimize(Cli& cli) {
   c->add_option("--train", a->train, "the training store")->required();
   c->add_option("--test", a->test, "a held-out store: the test metrics at the mode");
   c->add_option("--out", a->out, "the output directory: mode.npy and config.json (created if missing)")->required();
-  add_option_flags(c, &a->opt, optimize_option_fields());
+  add_option_flags(c, &a->opt, optimize_option_fields(), unit_help_tails());
   c->add_flag("-q,--quiet", a->quiet, "no line per epoch and no summary");
   c->callback([&cli, a] { cli.exit_code = run_optimize(*a); });
 }

@@ -433,10 +433,6 @@ int run_sample(SampleArgs& a) {
 
 void add_sample(Cli& cli) {
   auto a = std::make_shared<SampleArgs>();
-  std::string methods;
-  for (const MethodInfo& m : sample_methods()) {
-    if (!m.means.empty()) methods += (methods.empty() ? "" : ", ") + m.name + " = " + m.means;
-  }
   CLI::App* c = cli.app.add_subcommand("sample", "Sample the posterior of a GLM from a store");
   a->app = c;
   c->add_option("--train", a->train, "the training store (required unless --resume)");
@@ -456,7 +452,7 @@ void add_sample(Cli& cli) {
       }, "DURATION"));
   c->add_option("--resume", a->resume,
                 "continue the killed run in directory DIR from its checkpoint (its options are the checkpoint's; only --threads, --time-limit, --checkpoint-every and -q may change)");
-  add_option_flags(c, &a->opt, sample_option_fields(), methods);
+  add_option_flags(c, &a->opt, sample_option_fields(), unit_help_tails());
   c->add_option("--track", a->track, "coordinates for the draws files: 1-based feature numbers, ranges A-B, 'intercept' (default: the first 10 and the intercept)")
       ->delimiter(',');
   c->add_flag("-q,--quiet", a->quiet, "no progress line and no summary");

@@ -3,26 +3,32 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <map>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "agld/options.hpp"
+#include "agld/reader.hpp"
+#include "agld/sample.hpp"
 #include "cli_common.hpp"
 
 namespace agld::cli {
 
 // Adds a flag for every field of `fields` given on the command line, writing into *target;
-// the help shows each default (target's value now) and, for --method, the papers' names.
+// the help shows each default (target's value now) and, after a key's own help, its text in
+// `help_tails` (what the registries hold: the models, the methods' parts).
 template <class O>
 void add_option_flags(CLI::App* app, O* target, std::span<const OptionField<O>> fields,
-                      const std::string& method_aliases = {}) {
+                      const std::map<std::string_view, std::string>& help_tails = {}) {
   for (const OptionField<O>& f : fields) {
     if (!f.flag) continue;
     const std::string flag = option_flag(f.key);
     std::string help(f.help);
-    if (f.key == "method" && !method_aliases.empty()) help += "; aliases: " + method_aliases;
+    if (auto t = help_tails.find(f.key); t != help_tails.end()) help += ". " + t->second;
     std::visit(
         [&](auto member) {
           using T = std::remove_cvref_t<decltype(target->*member)>;
@@ -47,6 +53,39 @@ void add_option_flags(CLI::App* app, O* target, std::span<const OptionField<O>> 
         },
         f.member);
   }
+}
+
+// What the registries hold, for the help of the options that name a unit: --model's models,
+// --method's snapshot strategies, access orders, dynamics and aliases, --access's orders.
+inline std::map<std::string_view, std::string> unit_help_tails() {
+  auto add = [](std::vector<std::string>& list, const std::string& name) {
+    if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
+  };
+  auto join = [](const std::vector<std::string>& list, std::string_view sep) {
+    std::string out;
+    for (const std::string& s : list) out += (out.empty() ? "" : std::string(sep)) + s;
+    return out;
+  };
+  std::vector<std::string> snapshots, orders, dynamics, aliases;
+  for (const MethodInfo& m : sample_methods()) {
+    if (!m.means.empty()) {
+      aliases.push_back(m.name + " = " + m.means);
+      continue;
+    }
+    const size_t a = m.name.find('-');
+    const size_t b = m.name.find('-', a + 1);
+    add(snapshots, m.name.substr(0, a));
+    add(orders, m.name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1));
+    add(dynamics, m.dynamics);
+  }
+  std::vector<std::string> order_names;
+  for (const ReaderOrderInfo& o : reader_orders()) order_names.push_back(o.name);
+  return {
+      {"model", "One of " + join(sample_models(), ", ")},
+      {"method", "Snapshots " + join(snapshots, "|") + "; access " + join(orders, "|") + "; dynamics " +
+                     join(dynamics, "|") + "; aliases: " + join(aliases, ", ")},
+      {"access", "One of " + join(order_names, ", ")},
+  };
 }
 
 // A resumed run's options: the checkpoint's (*into), with each option given on the command

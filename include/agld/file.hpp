@@ -1,8 +1,10 @@
-// The file-access interface. All store I/O goes through it, so that tests can inject
-// faults (flipped bytes, short files, full disks) and the memory budget has one place to
-// live. The default implementation memory-maps files for reading (Boost.Iostreams), reads
-// inputs (convert's LIBSVM text, stdin) with read(2), and writes through an unnamed
-// temporary file that is linked into place on commit.
+// The file-access interface. Every file agld reads or writes goes through it (stores,
+// inputs, run directories, gen's output, the shuffle's temporary runs, --init and --metric
+// files), so that tests can inject faults (flipped bytes, short files, full disks) and the
+// memory budget has one place to live. The default implementation memory-maps files for
+// reading (Boost.Iostreams), reads inputs (convert's LIBSVM text, stdin) with read(2), writes
+// through an unnamed temporary file that is linked into place on commit, and keeps scratch
+// files unnamed (O_TMPFILE).
 #pragma once
 
 #include <cstddef>
@@ -104,6 +106,21 @@ class InputFile {
   virtual Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const = 0;
 };
 
+// A temporary file written and read back by one process, as the external shuffle spills its
+// sorted runs: it has no name (or none past its creation) and is gone when destroyed. Written
+// at its end, read anywhere. Errors are the system's text alone ("No space left on device"):
+// the file has no name, so the caller says which one it is.
+class ScratchFile {
+ public:
+  virtual ~ScratchFile() = default;
+  virtual Status append(ByteSpan data) = 0;
+  // Reads up to n bytes at offset; *got = 0 at the end.
+  virtual Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const = 0;
+  // Frees [offset, offset + n), which will not be read again, where the file system can
+  // (the local one punches a hole): whether it did. The default cannot.
+  virtual bool discard(uint64_t offset, uint64_t n) { return (void)offset, (void)n, false; }
+};
+
 class FileSystem {
  public:
   virtual ~FileSystem() = default;
@@ -118,6 +135,10 @@ class FileSystem {
   // existing file has its temporary name. For directories a tool owns (a run directory); the
   // count removed. The default (file systems held in memory) has none.
   virtual size_t remove_stale_temporaries(const std::string& dir);
+  // Creates a scratch file in dir. The local file system makes it with O_TMPFILE, or where
+  // the file system has none under a name unlinked at once; the default holds its bytes in
+  // memory (for file systems held in memory).
+  virtual Status create_scratch(const std::string& dir, std::unique_ptr<ScratchFile>* out);
   // The process-wide default: mmap for reading, O_TMPFILE + link for writing.
   static FileSystem& local();
 };

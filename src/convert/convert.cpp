@@ -353,8 +353,9 @@ Status Converter::open_sinks() {
         dir = std::filesystem::path(s.path).parent_path().string();
         if (dir.empty()) dir = ".";
       }
-      s.shuffler = std::make_unique<ExternalShuffler>(
-          opt_.seed + (s.part == "test" ? 1 : 0), static_cast<uint64_t>(shuffle_memory * share), dir);
+      s.shuffler = std::make_unique<ExternalShuffler>(opt_.seed + (s.part == "test" ? 1 : 0),
+                                                      static_cast<uint64_t>(shuffle_memory * share),
+                                                      dir, fs_);
     }
   }
   return Status::ok();

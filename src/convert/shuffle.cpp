@@ -1,11 +1,8 @@
 #include "convert/shuffle.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <new>
 
@@ -20,8 +17,6 @@ constexpr uint64_t kMinReadBuffer = 256 << 10;  // a run's read buffer while mer
 constexpr size_t kMaxFanIn = 128;               // runs merged at once, at most (descriptors)
 constexpr size_t kHugePage = 2 << 20;
 constexpr size_t kMaxBlockBytes = 32 << 20;
-
-std::string errno_text(int err) { return std::strerror(err); }
 
 // Appends one run record: [u64 key][f64 label][u32 nnz][u32 idx x nnz][f32 val x nnz].
 void put_record(std::vector<char>* out, uint64_t key, double label, const uint32_t* idx,
@@ -40,9 +35,10 @@ void put_record(std::vector<char>* out, uint64_t key, double label, const uint32
 
 }  // namespace
 
-// A sorted run in an anonymous temporary file, written once and then read from the front.
+// A sorted run in an anonymous temporary file (a ScratchFile), written once and then read
+// from the front.
 struct ExternalShuffler::Run {
-  int fd = -1;
+  std::unique_ptr<ScratchFile> file;
   int level = 0;          // 0: spilled from memory; L + 1: merged from runs of level L
   uint64_t size = 0;      // bytes written
   uint64_t read_pos = 0;  // file offset of buf[0]
@@ -60,21 +56,15 @@ struct ExternalShuffler::Run {
   uint64_t* peak = nullptr;
 
   ~Run() {
-    if (fd >= 0) ::close(fd);
     if (disk) *disk -= size - punched;
   }
 
   Status write_all(const char* p, size_t n) {
-    while (n > 0) {
-      ssize_t w = ::write(fd, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return Status::io_error(errno_text(errno));
-      p += w;
-      n -= static_cast<size_t>(w);
-      size += static_cast<uint64_t>(w);
-      *disk += static_cast<uint64_t>(w);
-      *peak = std::max(*peak, *disk);
-    }
+    if (n == 0) return Status::ok();
+    AGLD_RETURN_IF_ERROR(file->append(ByteSpan(reinterpret_cast<const std::byte*>(p), n)));
+    size += n;
+    *disk += n;
+    *peak = std::max(*peak, *disk);
     return Status::ok();
   }
 
@@ -83,8 +73,7 @@ struct ExternalShuffler::Run {
   void release(uint64_t upto) {
     upto &= ~uint64_t{4095};
     if (!can_punch || upto <= punched) return;
-    if (::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(punched),
-                    static_cast<off_t>(upto - punched)) != 0) {
+    if (!file->discard(punched, upto - punched)) {
       can_punch = false;
       return;
     }
@@ -105,14 +94,13 @@ struct ExternalShuffler::Run {
     if (read_pos - punched >= kPunchBytes) release(read_pos);
     if (buf.size() < n) buf.resize(n);
     while (len < n && read_pos + len < size) {
-      ssize_t r =
-          ::pread(fd, buf.data() + len, buf.size() - len, static_cast<off_t>(read_pos + len));
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) {
+      size_t got = 0;
+      const Status st = file->pread(read_pos + len, buf.data() + len, buf.size() - len, &got);
+      if (!st.is_ok() || got == 0) {
         return Status::io_error(std::string("shuffle: reading a temporary run failed: ") +
-                                (r < 0 ? errno_text(errno) : "unexpected end of file"));
+                                (!st.is_ok() ? st.message() : "unexpected end of file"));
       }
-      len += static_cast<size_t>(r);
+      len += got;
     }
     *ok = len >= n;
     return Status::ok();
@@ -152,8 +140,10 @@ void ExternalShuffler::BlockFree::operator()(char* p) const noexcept {
   ::operator delete (p, std::align_val_t{kHugePage});
 }
 
-ExternalShuffler::ExternalShuffler(uint64_t seed, uint64_t memory, std::string temp_dir)
-    : seed_(mix64(seed ^ 0x53485546464C45ull)),
+ExternalShuffler::ExternalShuffler(uint64_t seed, uint64_t memory, std::string temp_dir,
+                                   FileSystem& fs)
+    : fs_(fs),
+      seed_(mix64(seed ^ 0x53485546464C45ull)),
       limit_(memory),
       // Half for the buffer, half for the read buffers of a merge while it is kept.
       budget_(memory / 2),
@@ -226,20 +216,14 @@ void ExternalShuffler::free_buffer() {
   emitted_ = 0;
 }
 
-// An anonymous file in the temporary directory: O_TMPFILE where the file system has it (the
-// file never has a name), else a name unlinked at once (only a kill in between the two
-// calls leaves it behind).
+// An anonymous file in the temporary directory (FileSystem::create_scratch: on the local
+// file system O_TMPFILE, which never has a name, else a name unlinked at once).
 Status ExternalShuffler::new_run(std::unique_ptr<Run>* out) {
   auto run = std::make_unique<Run>();
-  run->fd = ::open(temp_dir_.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (run->fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-    std::string name = temp_dir_ + "/.agld-shuffle-XXXXXX";
-    run->fd = ::mkostemp(name.data(), O_CLOEXEC);
-    if (run->fd >= 0) ::unlink(name.c_str());
-  }
-  if (run->fd < 0) {
+  const Status st = fs_.create_scratch(temp_dir_, &run->file);
+  if (!st.is_ok()) {
     return Status::io_error("shuffle: cannot create a temporary run in " + temp_dir_ + ": " +
-                            errno_text(errno) + " (--temp-dir puts them elsewhere)");
+                            st.message() + " (--temp-dir puts them elsewhere)");
   }
   run->disk = &disk_;
   run->peak = &peak_disk_;

@@ -2,7 +2,8 @@
 // for inputs larger than memory. Each row gets a random 64-bit key (a bijective hash of the
 // seed and its row number: distinct for distinct rows, and the order does not depend on
 // threads or timing); rows are sorted by key in memory and, when the buffer is full, spilled
-// as sorted runs to anonymous temporary files that are merged at the end. Sorting by
+// as sorted runs to anonymous temporary files (FileSystem::create_scratch) that are merged at
+// the end. Sorting by
 // independent uniform keys is a uniform random permutation.
 //
 // The buffer is half the memory: each row a record in large blocks (on huge pages where the
@@ -25,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "agld/file.hpp"
 #include "agld/sparse.hpp"
 #include "agld/status.hpp"
 
@@ -32,8 +34,9 @@ namespace agld {
 
 class ExternalShuffler {
  public:
-  // memory: the bound on this shuffler's buffers; temp_dir: where runs go.
-  ExternalShuffler(uint64_t seed, uint64_t memory, std::string temp_dir);
+  // memory: the bound on this shuffler's buffers; temp_dir: where runs go, through fs.
+  ExternalShuffler(uint64_t seed, uint64_t memory, std::string temp_dir,
+                   FileSystem& fs = FileSystem::local());
   ~ExternalShuffler();
 
   // Adds row r of src, whose number in the input is global_row.
@@ -88,6 +91,7 @@ class ExternalShuffler {
     size_t size = 0;
   };
 
+  FileSystem& fs_;
   uint64_t seed_;
   uint64_t limit_;
   uint64_t budget_;     // for the buffer: blocks and slots

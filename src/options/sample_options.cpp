@@ -12,21 +12,20 @@ using F = OptionField<SampleOptions>;
 constexpr F kSampleOptions[] = {
     {.key = "model",
      .member = &S::model,
-     .help = "logistic or linear"},
+     .help = "the GLM"},
     {.key = "method",
      .member = &S::method,
-     .help = "SNAPSHOT-ACCESS[-DYNAMICS]: snapshot none|full|ptu|ptu+|ppu|tmu, access "
-             "ca|rr|ra|br, dynamics ld (the default)|hmc|hmc2|svrhmc (e.g. tmu-ca, ptu-ra-hmc2), "
-             "or an alias (a paper's name). Default ptu-ca; on a store converted with "
-             "--keep-order, ptu-rr (docs/samplers.md)"},
+     .help = "SNAPSHOT-ACCESS[-DYNAMICS] (e.g. tmu-ca, ptu-ra-hmc2; the first dynamics "
+             "listed below when none is named) or an alias (a paper's name). Default ptu-ca; on a store "
+             "converted with --keep-order, ptu-rr (docs/samplers.md)"},
     {.key = "step",
      .member = &S::step,
-     .help = "step size: eta for ld, h for hmc, hmc2 and svrhmc (default: from the store's "
+     .help = "the dynamics' step size, eta or h (docs/samplers.md, \"Dynamics\"; default: from the store's "
              "statistics and a sample of rows, h the square root of ld's; under diag in M's "
              "metric; see docs/samplers.md)"},
     {.key = "friction",
      .member = &S::friction,
-     .help = "the underdamped dynamics' friction, D_f for hmc and hmc2, gamma for svrhmc (default "
+     .help = "the underdamped dynamics' friction, D_f or gamma (default "
              "1/h, where the gradient noise heats the chain as ld's does; lower keeps more "
              "momentum and more noise: docs/samplers.md, \"Dynamics\")"},
     {.key = "precondition",

@@ -10,11 +10,11 @@ constexpr uint64_t kReleaseEvery = uint64_t{8} << 20;  // rows between letting p
 }  // namespace
 
 Status CoordinateFile::open(const std::string& option, const std::string& path, uint64_t dim, uint64_t min_cols,
-                            std::unique_ptr<CoordinateFile>* out) {
+                            std::unique_ptr<CoordinateFile>* out, FileSystem& fs) {
   auto f = std::make_unique<CoordinateFile>();
   f->option_ = option;
   f->path_ = path;
-  Status st = FileSystem::local().open_readable(path, &f->file_);
+  Status st = fs.open_readable(path, &f->file_);
   if (!st.is_ok()) return st.with_context(option);
   ByteSpan bytes;
   st = f->file_->view(0, static_cast<size_t>(f->file_->size()), &bytes);

@@ -16,9 +16,10 @@ namespace agld::sampler {
 
 class CoordinateFile {
  public:
-  // Opens path for `option` (named in every error): d rows and at least min_cols columns.
+  // Opens path for `option` (named in every error), through fs: d rows and at least
+  // min_cols columns.
   static Status open(const std::string& option, const std::string& path, uint64_t dim, uint64_t min_cols,
-                     std::unique_ptr<CoordinateFile>* out);
+                     std::unique_ptr<CoordinateFile>* out, FileSystem& fs = FileSystem::local());
   uint64_t cols() const { return view_.cols; }
   double at(uint64_t j, uint64_t col) const { return view_.at(j, col); }
   // Every value of column col is finite (and positive, if asked); the error names the row.

@@ -1,7 +1,7 @@
 // A conversion that fails for any reason (a full disk, a failing commit, a bad line far
 // into the input, a signal) reports it and leaves nothing behind: no store, no temporary
 // file, and whatever was at the output path before untouched. Faults are injected through
-// the file-access interface (tests/store/fault_fs.hpp); the local implementation's
+// the file-access interface (tests/file/fault_fs.hpp); the local implementation's
 // fallback for file systems without O_TMPFILE is forced with a seccomp filter.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -25,9 +25,10 @@
 #include <span>
 #include <thread>
 
-#include "../store/fault_fs.hpp"
+#include "../file/fault_fs.hpp"
 #include "agld/convert.hpp"
 #include "agld/store.hpp"
+#include "convert/shuffle.hpp"
 #include "test_support.hpp"
 
 namespace agld {
@@ -318,6 +319,124 @@ TEST(ConvertInputFaults, ReadErrorAnywhereIsOneErrorAndLeavesNothing) {
     Status st = convert(opt, &rep, {}, ffs);
     EXPECT_TRUE(st.is_ok()) << st.to_string();
     EXPECT_TRUE(verify_store(opt.output).is_ok());
+  }
+}
+
+// ---------------------------------------------------------------- the shuffle's runs
+// The external shuffle writes its sorted runs through the FileSystem too (create_scratch): a
+// full disk while a run is spilled, or while runs are merged into one, is one I/O error naming
+// the temporary directory and the system's reason, and the conversion leaves nothing.
+
+// The budgets at which a scratch file's write fails: at the first byte of the first one, and a
+// little into the nth (from 0), from a clean run's events.
+std::vector<uint64_t> scratch_budgets(const FaultFileSystem& probe, size_t nth) {
+  std::vector<uint64_t> created;
+  for (const FaultFileSystem::Event& e : probe.events) {
+    if (e.kind == FaultFileSystem::Event::kCreate && e.path.rfind("scratch in ", 0) == 0) {
+      created.push_back(e.written_before);
+    }
+  }
+  EXPECT_GT(created.size(), nth);
+  if (created.size() <= nth) return {};
+  return {created[0], created[nth] + 1000};
+}
+
+TEST(ShuffleSpillFaults, DiskFullWhileSpillingOrMergingIsOneError) {
+  std::mt19937_64 rng(test::test_seed(31));  // prints the seed
+  test::RandomMatrixSpec spec;
+  spec.rows = 20000;
+  const SparseRows rows = test::random_matrix(spec, rng);
+  TempDir dir;
+  // Every row through a shuffler of 256 KiB: more runs than fan_in(), so runs are merged.
+  auto shuffle = [&](FileSystem& files, SparseRows* out) {
+    ExternalShuffler sh(7, 256 << 10, dir.path().string(), files);
+    for (size_t r = 0; r < rows.rows(); ++r) AGLD_RETURN_IF_ERROR(sh.add(rows, r, r));
+    AGLD_RETURN_IF_ERROR(sh.finish());
+    for (bool done = false; !done;) AGLD_RETURN_IF_ERROR(sh.next(out, 997, 1 << 20, &done));
+    return Status::ok();
+  };
+  // A clean run through the fault FS: every run went through it, and came back whole.
+  FaultFileSystem probe;
+  SparseRows clean, local;
+  ASSERT_TRUE(shuffle(probe, &clean).is_ok());
+  ASSERT_TRUE(shuffle(FileSystem::local(), &local).is_ok());
+  EXPECT_EQ(clean, local);
+  EXPECT_EQ(clean.rows(), rows.rows());
+  EXPECT_EQ(probe.files_created(), 0u);
+  ASSERT_GT(probe.scratch_created(), 9u);
+  // The 9th run is the first merged one (fan_in() is 8 at this memory).
+  const std::vector<uint64_t> spill = scratch_budgets(probe, 1), merge = scratch_budgets(probe, 8);
+  ASSERT_EQ(spill.size(), 2u);
+  ASSERT_EQ(merge.size(), 2u);
+  for (auto [space, stage] : {std::pair{spill[0], "writing a temporary run in "},
+                              std::pair{spill[1], "writing a temporary run in "},
+                              std::pair{merge[1], "merging temporary runs in "}}) {
+    SCOPED_TRACE("disk full after " + std::to_string(space) + " bytes");
+    FaultFileSystem ffs;
+    ffs.space = space;
+    SparseRows out;
+    const Status st = shuffle(ffs, &out);
+    EXPECT_EQ(st.code(), Status::Code::kIOError) << st.to_string();
+    EXPECT_EQ(st.message(),
+              "shuffle: " + std::string(stage) + dir.path().string() +
+                  " failed: No space left on device (--temp-dir puts them elsewhere)");
+    EXPECT_EQ(ffs.faults_injected(), 1u);
+  }
+  EXPECT_TRUE(test::list_dir(dir.path()).empty()) << names(test::list_dir(dir.path()));
+}
+
+TEST(ConvertShuffleSpill, DiskFullInARunIsOneErrorAndLeavesNothing) {
+  TempDir in, spill;
+  std::string text;
+  const std::string block = libsvm_text(8000, 77, 100000);
+  while (text.size() < (24u << 20)) text += block;  // at --memory 64M, two runs
+  test::write_file(in.file("big.txt"), text);
+  text.clear();
+  auto options = [&](const TempDir& out) {
+    ConvertOptions opt;
+    opt.inputs = {in.file("big.txt")};
+    opt.output = out.file("x.agld");
+    opt.memory = 64 << 20;
+    opt.temp_dir = spill.path().string();
+    opt.threads = 2;
+    return opt;
+  };
+  TempDir clean;
+  FaultFileSystem probe;
+  ConvertReport rep;
+  Status st = convert(options(clean), &rep, {}, probe);
+  ASSERT_TRUE(st.is_ok()) << st.to_string();
+  ASSERT_EQ(rep.shuffle_runs, 2u);
+  ASSERT_EQ(probe.scratch_created(), 2u);
+  const std::vector<uint64_t> budgets = scratch_budgets(probe, 1);
+  ASSERT_EQ(budgets.size(), 2u);
+  TempDir full;
+  const std::string before = put_existing_store(full.file("x.agld"), 17);
+  for (uint64_t space : budgets) {
+    for (const TempDir* out : {&clean, &full}) {
+      const bool existing = out == &full;
+      SCOPED_TRACE("disk full after " + std::to_string(space) + " bytes" +
+                   (existing ? ", over an earlier store" : ""));
+      if (!existing) fs::remove(clean.file("x.agld"));
+      FaultFileSystem ffs;
+      ffs.space = space;
+      st = convert(options(*out), &rep, {}, ffs);
+      EXPECT_EQ(st.code(), Status::Code::kIOError) << st.to_string();
+      EXPECT_EQ(st.message(),
+                "shuffle: writing a temporary run in " + spill.path().string() +
+                    " failed: No space left on device (--temp-dir puts them elsewhere)");
+      EXPECT_EQ(ffs.faults_injected(), 1u);
+      EXPECT_EQ(ffs.commits_attempted(), 0u);
+      EXPECT_TRUE(test::list_dir(spill.path()).empty()) << names(test::list_dir(spill.path()));
+      if (existing) {
+        EXPECT_EQ(test::list_dir(out->path()), std::vector<std::string>{"x.agld"})
+            << names(test::list_dir(out->path()));
+        EXPECT_TRUE(test::read_file(full.file("x.agld")) == before)
+            << "the earlier store was changed";
+      } else {
+        EXPECT_TRUE(test::list_dir(out->path()).empty()) << names(test::list_dir(out->path()));
+      }
+    }
   }
 }
 

@@ -2,7 +2,7 @@
 // "Faults"): the run stops with one error naming the file and the system's "No space left on
 // device"; the run directory then holds its last complete checkpoint, untouched, and nothing
 // else (no partial draws file, no partial checkpoint); resuming from that checkpoint gives the
-// run that never stopped. The disk is tests/store/fault_fs.hpp's FaultFileSystem, given to
+// run that never stopped. The disk is tests/file/fault_fs.hpp's FaultFileSystem, given to
 // RunWriter as the CLI gives it the local one; the full disk is set, from a first run's log of
 // writes, to fail at a chosen write of a rerun.
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <random>
 
-#include "../store/fault_fs.hpp"
+#include "../file/fault_fs.hpp"
 #include "agld/checkpoint.hpp"
 #include "agld/run_output.hpp"
 #include "sampler_test_support.hpp"

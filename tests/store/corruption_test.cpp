@@ -17,7 +17,7 @@
 #include "agld/convert.hpp"
 #include "agld/feature_stats.hpp"
 #include "agld/store.hpp"
-#include "fault_fs.hpp"
+#include "../file/fault_fs.hpp"
 #include "store/crc32c.hpp"
 #include "store/format.hpp"
 #include "test_support.hpp"

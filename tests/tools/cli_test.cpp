@@ -7,6 +7,8 @@
 #include <random>
 #include <sstream>
 
+#include "agld/reader.hpp"
+#include "agld/sample.hpp"
 #include "agld/version.hpp"
 #include "test_support.hpp"
 
@@ -153,6 +155,26 @@ TEST(Cli, ConvertOrderUsageErrors) {
   auto help = run_agld("convert --help");
   EXPECT_NE(help.out.find("--keep-order"), std::string::npos);
   EXPECT_NE(help.out.find("the default, accepted for old scripts"), std::string::npos) << help.out;
+}
+
+// The help of the options that name a unit lists what the registries hold, so that a new
+// model, order or dynamics is documented on the command line without editing a help text.
+TEST(Cli, HelpListsEveryRegisteredUnit) {
+  const std::string sample = run_agld("sample --help").out;
+  const std::string optimize = run_agld("optimize --help").out;
+  for (const std::string& m : sample_models()) {
+    EXPECT_NE(sample.find(m), std::string::npos) << m;
+    EXPECT_NE(optimize.find(m), std::string::npos) << m;
+  }
+  for (const MethodInfo& m : sample_methods()) {
+    EXPECT_TRUE(sample.find("|" + m.dynamics) != std::string::npos ||
+                sample.find("dynamics " + m.dynamics) != std::string::npos)
+        << m.dynamics;
+    if (!m.means.empty()) {
+      EXPECT_NE(sample.find(m.name + " = " + m.means), std::string::npos) << m.name;
+    }
+  }
+  for (const ReaderOrderInfo& o : reader_orders()) EXPECT_NE(optimize.find(o.name), std::string::npos) << o.name;
 }
 
 TEST(Cli, InfoJsonHasTheDocumentedKeys) {

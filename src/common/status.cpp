@@ -1,3 +1,6 @@
+// Status's text: its code named ("not found", "corruption", ...) before its message, and a
+// message given context. Status is every layer's result (storage, parsing, options, the
+// sampler), so it lives with what all of them share (agld/status.hpp).
 #include "agld/status.hpp"
 
 namespace agld {

@@ -1,4 +1,4 @@
-#include "store/input_local.hpp"
+#include "file/input_local.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

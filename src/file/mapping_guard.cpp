@@ -1,4 +1,4 @@
-#include "store/mapping_guard.hpp"
+#include "file/mapping_guard.hpp"
 
 #include <signal.h>
 #include <sys/mman.h>

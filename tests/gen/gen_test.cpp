@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../store/fault_fs.hpp"
+#include "../file/fault_fs.hpp"
 #include "test_support.hpp"
 
 namespace agld {

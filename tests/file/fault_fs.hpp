@@ -1,11 +1,12 @@
 // A fault-injecting FileSystem for tests. It wraps another FileSystem (by default the local
 // one) and, as configured:
 //   reads:  serves every file from a private copy of its bytes, with chosen bytes flipped
-//           (XOR-ed with a mask) and/or cut to a shorter length;
+//           (XOR-ed with a mask) and/or cut to a shorter length, and/or fails the views that
+//           reach a chosen offset;
 //   inputs: (open_input) fails the read that reaches a chosen offset;
 //   writes: fails append() with "No space left on device" once more than a budget of bytes
-//           would have been written (shared by all files written through it, like a disk),
-//           and/or fails the n-th commit().
+//           would have been written (shared by all files written through it, scratch files
+//           included, like a disk), and/or fails the n-th commit().
 // Files that fail are never committed, so the wrapped implementation discards them; tests
 // check that by listing the directory.
 #pragma once
@@ -36,6 +37,8 @@ class FaultFileSystem final : public FileSystem {
   // --- read faults (apply to files opened afterwards) ---
   std::vector<Flip> flips;
   std::optional<uint64_t> truncate_to;  // serve at most this many bytes
+  // A view that reaches this offset fails with "Input/output error", as a bad sector would.
+  std::optional<uint64_t> read_error_at;
 
   // Inputs (open_input): a read that reaches this offset fails with "Input/output error",
   // as a bad sector or a dropped network mount would.
@@ -49,12 +52,14 @@ class FaultFileSystem final : public FileSystem {
   uint64_t bytes_written() const { return written_; }  // accepted bytes, all files
   uint64_t commits_attempted() const { return commits_; }
   uint64_t faults_injected() const { return faults_; }
-  uint64_t files_created() const { return created_; }
+  uint64_t files_created() const { return created_; }    // create_atomic()
+  uint64_t scratch_created() const { return scratch_; }  // create_scratch()
 
-  void reset_counters() { written_ = commits_ = faults_ = created_ = 0; }
+  void reset_counters() { written_ = commits_ = faults_ = created_ = scratch_ = 0; }
 
   // Every file created, append and commit in order, with the bytes written before it (all
-  // files): where to set `space` for a write to fail at a chosen moment of a rerun.
+  // files): where to set `space` for a write to fail at a chosen moment of a rerun. A scratch
+  // file's are named "scratch in DIR".
   struct Event {
     enum Kind { kCreate, kAppend, kCommit } kind;
     std::string path;
@@ -72,7 +77,7 @@ class FaultFileSystem final : public FileSystem {
     for (const Flip& f : flips) {
       if (f.offset < bytes.size()) bytes[static_cast<size_t>(f.offset)] ^= std::byte{f.mask};
     }
-    *out = std::make_unique<CopyFile>(path, std::move(bytes));
+    *out = std::make_unique<CopyFile>(this, path, std::move(bytes));
     return Status::ok();
   }
 
@@ -96,12 +101,21 @@ class FaultFileSystem final : public FileSystem {
     return Status::ok();
   }
 
+  Status create_scratch(const std::string& dir, std::unique_ptr<ScratchFile>* out) override {
+    std::unique_ptr<ScratchFile> inner;
+    AGLD_RETURN_IF_ERROR(base_.create_scratch(dir, &inner));
+    ++scratch_;
+    events.push_back({Event::kCreate, "scratch in " + dir, written_});
+    *out = std::make_unique<FaultScratchFile>(this, std::move(inner), "scratch in " + dir);
+    return Status::ok();
+  }
+
  private:
   // A read-only file served from memory.
   class CopyFile final : public ReadableFile {
    public:
-    CopyFile(std::string path, std::vector<std::byte> bytes)
-        : path_(std::move(path)), bytes_(std::move(bytes)) {}
+    CopyFile(FaultFileSystem* fs, std::string path, std::vector<std::byte> bytes)
+        : fs_(fs), path_(std::move(path)), bytes_(std::move(bytes)), error_at_(fs->read_error_at) {}
     const std::string& path() const override { return path_; }
     uint64_t size() const override { return bytes_.size(); }
     Status view(uint64_t offset, size_t n, ByteSpan* out) const override {
@@ -110,13 +124,19 @@ class FaultFileSystem final : public FileSystem {
                                   std::to_string(offset) + " is past the end of the file (" +
                                   std::to_string(bytes_.size()) + " bytes); the file is truncated");
       }
+      if (error_at_ && n > 0 && offset + n > *error_at_) {
+        ++fs_->faults_;
+        return Status::io_error(path_ + ": read failed: Input/output error");
+      }
       *out = ByteSpan(bytes_.data() + offset, n);
       return Status::ok();
     }
 
    private:
+    FaultFileSystem* fs_;
     std::string path_;
     std::vector<std::byte> bytes_;
+    std::optional<uint64_t> error_at_;
   };
 
   // An input whose bytes from error_at on cannot be read: what comes before is served.
@@ -162,23 +182,7 @@ class FaultFileSystem final : public FileSystem {
     uint64_t size() const override { return inner_->size(); }
 
     Status append(ByteSpan data) override {
-      fs_->events.push_back({Event::kAppend, path(), fs_->written_});
-      if (fs_->space) {
-        const uint64_t left = *fs_->space > fs_->written_ ? *fs_->space - fs_->written_ : 0;
-        if (data.size() > left) {
-          // Like a real full disk: what fits is written, then the write fails.
-          if (left > 0) {
-            Status st = inner_->append(data.first(static_cast<size_t>(left)));
-            if (!st.is_ok()) return st;
-            fs_->written_ += left;
-          }
-          ++fs_->faults_;
-          return Status::io_error(path() + ": write failed: No space left on device");
-        }
-      }
-      AGLD_RETURN_IF_ERROR(inner_->append(data));
-      fs_->written_ += data.size();
-      return Status::ok();
+      return fs_->append_within_space(*inner_, path(), data, path() + ": write failed: ");
     }
 
     Status commit() override {
@@ -196,11 +200,55 @@ class FaultFileSystem final : public FileSystem {
     std::unique_ptr<WritableFile> inner_;
   };
 
+  // A scratch file on the same "disk": its appends count against `space`; its errors are the
+  // system's text alone, as the local one's.
+  class FaultScratchFile final : public ScratchFile {
+   public:
+    FaultScratchFile(FaultFileSystem* fs, std::unique_ptr<ScratchFile> inner, std::string name)
+        : fs_(fs), inner_(std::move(inner)), name_(std::move(name)) {}
+    Status append(ByteSpan data) override {
+      return fs_->append_within_space(*inner_, name_, data, "");
+    }
+    Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const override {
+      return inner_->pread(offset, buf, n, got);
+    }
+    bool discard(uint64_t offset, uint64_t n) override { return inner_->discard(offset, n); }
+
+   private:
+    FaultFileSystem* fs_;
+    std::unique_ptr<ScratchFile> inner_;
+    std::string name_;
+  };
+
+  // Appends data to inner, a file of this "disk" (path names it in the events): like a real
+  // full disk, what fits is written, then the write fails with prefix + "No space left on
+  // device".
+  template <typename File>
+  Status append_within_space(File& inner, const std::string& path, ByteSpan data,
+                             const std::string& prefix) {
+    events.push_back({Event::kAppend, path, written_});
+    if (space) {
+      const uint64_t left = *space > written_ ? *space - written_ : 0;
+      if (data.size() > left) {
+        if (left > 0) {
+          AGLD_RETURN_IF_ERROR(inner.append(data.first(static_cast<size_t>(left))));
+          written_ += left;
+        }
+        ++faults_;
+        return Status::io_error(prefix + "No space left on device");
+      }
+    }
+    AGLD_RETURN_IF_ERROR(inner.append(data));
+    written_ += data.size();
+    return Status::ok();
+  }
+
   FileSystem& base_;
   uint64_t written_ = 0;
   uint64_t commits_ = 0;
   uint64_t faults_ = 0;
   uint64_t created_ = 0;
+  uint64_t scratch_ = 0;
 };
 
 }  // namespace agld::test

@@ -1,10 +1,12 @@
 // What every ReadableFile has: the aligned read buffer, and read_uncached by copying from
-// view() (file systems that can do better override it: file_local.cpp); and what every
-// FileSystem has: open_input from open_readable (the local one reads with read(2) instead).
+// view() (file systems that can do better override it: readable_local.cpp); and what every
+// FileSystem has: open_input from open_readable (the local one reads with read(2) instead),
+// and scratch files held in memory (the local one's are on disk).
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "agld/file.hpp"
 
@@ -73,6 +75,26 @@ class ViewInputFile final : public InputFile {
   uint64_t at_ = 0;
 };
 
+// A scratch file held in memory: for file systems that hold files in memory.
+class MemoryScratchFile final : public ScratchFile {
+ public:
+  Status append(ByteSpan data) override {
+    bytes_.insert(bytes_.end(), data.begin(), data.end());
+    return Status::ok();
+  }
+  Status pread(uint64_t offset, char* buf, size_t n, size_t* got) const override {
+    const size_t k = offset >= bytes_.size()
+                         ? 0
+                         : static_cast<size_t>(std::min<uint64_t>(n, bytes_.size() - offset));
+    if (k > 0) std::memcpy(buf, bytes_.data() + offset, k);
+    *got = k;
+    return Status::ok();
+  }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
 }  // namespace
 
 Status FileSystem::open_input(const std::string& path, std::unique_ptr<InputFile>* out) {
@@ -83,5 +105,10 @@ Status FileSystem::open_input(const std::string& path, std::unique_ptr<InputFile
 }
 
 size_t FileSystem::remove_stale_temporaries(const std::string&) { return 0; }
+
+Status FileSystem::create_scratch(const std::string&, std::unique_ptr<ScratchFile>* out) {
+  *out = std::make_unique<MemoryScratchFile>();
+  return Status::ok();
+}
 
 }  // namespace agld
