@@ -19,8 +19,9 @@ namespace agld {
 
 inline constexpr uint32_t kFormatVersion = 1;
 // The metadata's format_minor: additions a version-1 reader of an older minor reads past
-// (docs/format.md). 1: the metadata region may end with the feature statistics.
-inline constexpr uint32_t kFormatMinor = 1;
+// (docs/format.md). 1: the metadata region may end with the feature statistics. 2: the
+// metadata may list the store's complete one-hot fields.
+inline constexpr uint32_t kFormatMinor = 2;
 
 // Persistent values: never renumber.
 enum class Codec : uint8_t { kNone = 0, kZstd = 1 };
@@ -78,6 +79,16 @@ struct StoreOptions {
   bool raw_literals = false;
 };
 
+// A complete one-hot field (ALGORITHMS.md section 8): every row of the store holds exactly
+// one feature of [first, first + count), with value 1. Features are 0-based, as rows hold
+// them. With an intercept (or a second such field) the likelihood cannot see the field's
+// sum direction; the sampler draws that component exactly (docs/samplers.md).
+struct FeatureField {
+  uint64_t first = 0;
+  uint64_t count = 0;
+  bool operator==(const FeatureField&) const = default;
+};
+
 struct StoreMeta {
   uint32_t format_minor = 0;  // as read (0: written before the key); a writer writes kFormatMinor
   uint64_t rows = 0;
@@ -94,6 +105,8 @@ struct StoreMeta {
   StoreOptions options;
   uint64_t skipped_lines = 0;
   std::string created_by;
+  // In increasing order of first, disjoint, inside [0, features) (minor 2; empty: none known).
+  std::vector<FeatureField> fields;
 };
 
 // Whether the store's rows are in a seeded random order: shuffled at conversion, the

@@ -131,6 +131,11 @@ std::string encode_meta(const StoreMeta& m) {
                   {"raw_literals", o.raw_literals}};
   j["skipped_lines"] = m.skipped_lines;
   j["created_by"] = m.created_by;
+  if (!m.fields.empty()) {
+    json fields = json::array();
+    for (const FeatureField& f : m.fields) fields.push_back({{"first", f.first}, {"count", f.count}});
+    j["fields"] = fields;
+  }
   return j.dump(2);
 }
 
@@ -202,6 +207,21 @@ Status decode_meta(const std::string& text, StoreMeta* m) {
     }
     read_opt(j, "skipped_lines", &m->skipped_lines);
     read_opt(j, "created_by", &m->created_by);
+    m->fields.clear();
+    if (auto it = j.find("fields"); it != j.end() && !it->is_null()) {
+      if (!it->is_array()) return Status::corruption("metadata: fields is not an array");
+      for (const json& e : *it) {
+        FeatureField f{json_at<uint64_t>(e, "first"), json_at<uint64_t>(e, "count")};
+        const uint64_t after = m->fields.empty() ? 0 : m->fields.back().first + m->fields.back().count;
+        if (f.count == 0 || f.first < after || f.first > m->features || f.count > m->features - f.first) {
+          return Status::corruption("metadata: field " + std::to_string(m->fields.size() + 1) + " (first " +
+                                    std::to_string(f.first) + ", count " + std::to_string(f.count) +
+                                    ") is empty, overlaps the one before or ends past the " +
+                                    std::to_string(m->features) + " features");
+        }
+        m->fields.push_back(f);
+      }
+    }
   } catch (const json::exception& e) {
     return Status::corruption(std::string("metadata: ") + e.what());
   }

@@ -65,7 +65,7 @@ TEST(InfoFeatureCounts, SmallStoreExactly) {
       j["feature_counts"],
       (nlohmann::json{{"min", 1}, {"median", 2}, {"max", 5}, {"empty", 6}, {"source", "stored"}}))
       << j["feature_counts"].dump();
-  EXPECT_EQ(j["format_minor"], 1);
+  EXPECT_EQ(j["format_minor"], kFormatMinor);
   EXPECT_GT(j["feature_stats_bytes"].get<uint64_t>(), 64u);
   r = run_agld("info " + shell_arg(store));
   EXPECT_NE(
