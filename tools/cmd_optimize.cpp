@@ -57,6 +57,7 @@ nlohmann::json config_json(const OptimizeResult& res, const Store& train, const 
           {"preconditioner", preconditioner_json(o.precondition, r)},
           {"step", r.step},
           {"step_rule", r.step_rule},
+          {"unseen_directions", r.unseen_directions},
           {"batch", r.batch},
           {"access", o.access},
           {"iterations_per_epoch", r.iterations_per_epoch},

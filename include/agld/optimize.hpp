@@ -46,6 +46,9 @@ struct ResolvedOptimize {
   uint64_t precondition_levels = 0;
   double precondition_m_min = 0, precondition_m_max = 0, precondition_lambda = 0, precondition_kick = 0;
   uint64_t setup_rows = 0;
+  // The directions no row sees (the store's one-hot fields beside the intercept): the mode's
+  // component along them is set exactly, to 0, at every snapshot (docs/samplers.md).
+  uint64_t unseen_directions = 0;
   uint64_t state_bytes = 0;   // the optimizer's arrays
   uint64_t reader_bytes = 0;  // the readers' shares
   std::vector<std::string> warnings;

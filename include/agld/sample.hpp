@@ -72,6 +72,11 @@ struct SampleOptions {
   // conditionals are Gaussian (linear) and its Monte Carlo error is the smaller, else the kept
   // draws'; "off" the kept draws' alone (docs/samplers.md, "Rao-Blackwellized moments").
   std::string rao_blackwell = "auto";
+  // The directions no row can see (the store's complete one-hot fields beside the intercept,
+  // or against each other): "auto" draws the posterior's component along them exactly at
+  // each refresh (each pass for strategies without one); "off" leaves them to the dynamics
+  // (docs/samplers.md, "Directions the data cannot see").
+  std::string unseen = "auto";
 };
 
 // A run resolved against its store: the options as given, and every value the run uses,
@@ -124,6 +129,10 @@ struct ResolvedSample {
   bool rao_blackwell = false;
   std::string rao_blackwell_rule;
   uint64_t rao_blackwell_refreshes = 0;
+  // The exact moves along the directions no row can see (sampler/unseen_move.hpp): how many
+  // directions (0: none), from how many fields, and why.
+  uint64_t unseen_directions = 0, unseen_fields = 0;
+  std::string unseen_rule;
   std::string length_rule;        // how the run length was chosen
   // One stream per chain (a random order, not --share-batches), or one for all.
   bool own_streams = false;

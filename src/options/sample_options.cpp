@@ -48,6 +48,11 @@ constexpr F kSampleOptions[] = {
              "conditional at the refreshes (linear model, ptu and tmu) where their Monte Carlo "
              "error is the smaller; off: from the kept draws alone (docs/samplers.md, "
              "\"Rao-Blackwellized moments\")"},
+    {.key = "unseen",
+     .member = &S::unseen,
+     .help = "auto: draw the posterior along the directions no row can see (the store's complete "
+             "one-hot fields beside the intercept; agld info lists them) exactly, at each "
+             "refresh; off: leave them to the dynamics (docs/samplers.md)"},
     {.key = "batch",
      .member = &S::batch,
      .help = "rows a minibatch (default min(N, max(100, N/1000)): at most 1000 iterations a pass)"},

@@ -20,6 +20,7 @@
 #include "sampler/coordinate_file.hpp"
 #include "sampler/lazy_state.hpp"
 #include "sampler/snapshot.hpp"
+#include "sampler/unseen_move.hpp"
 
 namespace agld::sampler {
 
@@ -102,6 +103,9 @@ class Chain {
     snap_->begin_refresh([this](std::span<double> out) { state_.eval_all(out); }, state_.a());
   }
   std::span<const double> refresh_piece(const Batch& rows);
+  // theta's component along the directions no row sees drawn anew from the chain's noise
+  // (set to its mean, 0, at temperature 0). Every coordinate must be current.
+  void redraw_unseen(const UnseenMove& move) { move.apply(state_.x(), noise_); }
   // The aggregate A (empty for strategies without one), kept in the lazy state's records.
   StridedSpan<const double> aggregate() const { return state_.a(); }
 

@@ -221,6 +221,9 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
     chains_.push_back(std::make_unique<Chain>(run_.given.chain_id + c, run_.given.seed, cfg, std::move(snap)));
   }
   std::vector<uint8_t>().swap(pre_.level);
+  if (run_.unseen_directions) {
+    unseen_ = UnseenMove::make(train_.meta().fields, run_.given.intercept, run_.dim, run_.given.prior_var);
+  }
   rows_read_ = run_.setup_rows;  // the preconditioner's reads count in the passes
   const StoreMeta& m = train_.meta();
   const uint64_t batch_nnz = run_.batch * ((m.nnz + m.rows - 1) / m.rows + 1);
@@ -279,6 +282,14 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
       if (!st.is_ok()) return st;
     }
     if (last) break;
+    // The exact move along the directions no row sees, every chain current first: at each
+    // refresh point (every --refresh iterations, a pass by default), before the refresh.
+    if (unseen_ && (k + 1) % run_.refresh == 0) {
+      st = sync_all(k + 1, false);
+      if (!st.is_ok()) return st;
+      (void)for_chains([&](Chain& c) { c.redraw_unseen(*unseen_); return Status::ok(); }, sweeps_parallel_);
+      current = true;
+    }
     if (chains_.front()->snapshot().refresh_due(k)) {
       st = for_chains([&](Chain& c) { return c.catch_up_rows(k + 1); }, sweeps_parallel_);
       if (st.is_ok()) st = refresh();

@@ -39,6 +39,7 @@
 #include "sampler/preconditioner.hpp"
 #include "sampler/rao_blackwell.hpp"
 #include "sampler/run_plan.hpp"
+#include "sampler/unseen_move.hpp"
 
 namespace agld::sampler {
 
@@ -171,6 +172,7 @@ class Engine {
 
   PooledMoments moments_;
   std::unique_ptr<RaoBlackwell> rb_;  // null: the kept draws' moments alone
+  std::optional<UnseenMove> unseen_;  // the exact move along the unseen directions, if any
   diagnostics::OnlineDiagnostics diagnostics_;
   std::unique_ptr<Predictive> predictive_;
   // Each chain's kept lp__ and tracked values ([chain][column]), grown as they come.

@@ -29,6 +29,7 @@
 #include "sampler/pass_stream.hpp"
 #include "sampler/plan.hpp"
 #include "sampler/snapshot.hpp"
+#include "sampler/unseen_move.hpp"
 
 namespace agld {
 namespace sampler {
@@ -105,6 +106,8 @@ Status prepare_optimize(const Store& train, const Store* test, const OptimizeOpt
   r.precondition_lambda = rs.precondition_lambda;
   r.precondition_kick = rs.precondition_kick;
   r.setup_rows = rs.setup_rows;
+  const auto unseen = UnseenMove::make(train.meta().fields, o.intercept, r.dim, o.prior_var);
+  r.unseen_directions = unseen ? unseen->directions() : 0;
   if (o.precondition == "diag" && !has_feature_stats(train)) r.warnings.push_back(feature_stats_note(train));
   if (!reader::find_order(o.access)->on_stored_order.empty() && !rows_shuffled(train.meta())) {
     r.warnings.push_back("the rows of " + train.path() + " are in their source order: passes of minibatches in --access " +
@@ -187,6 +190,7 @@ class Optimizer {
   double inv_s2p_;
   Intercept intercept_;
   std::unique_ptr<Chain> chain_;
+  std::optional<UnseenMove> unseen_;
   std::unique_ptr<Reader> main_;
   std::unique_ptr<PassStream> pass_;
   HugeArray<double> mode_, h_;  // the last snapshot and the Hessian's diagonal there
@@ -218,6 +222,7 @@ Status Optimizer::open_readers() {
 // The full-gradient pass at x~ = x (every coordinate current): A, U, H, and |g|_M.
 Status Optimizer::snapshot_pass(OptimizeEpoch* e) {
   if (!chain_->sync(k_).is_ok()) return diverged(epoch_, "a non-finite state");
+  if (unseen_) chain_->redraw_unseen(*unseen_);  // at temperature 0: the exact minimum along them
   chain_->begin_refresh();
   std::fill(h_.begin(), h_.end(), inv_s2p_);
   double loss = 0;
@@ -328,6 +333,7 @@ Status Optimizer::run(OptimizeObserver& obs, OptimizeResult* out) {
   cfg.model = model_.get();
   chain_ = std::make_unique<Chain>(1, r_.given.seed, cfg,
                                    find_snapshot("ptu")->make({r_.rows, r_.dim, r_.iterations_per_epoch, 0, model_.get()}));
+  if (r_.unseen_directions) unseen_ = UnseenMove::make(train_.meta().fields, r_.given.intercept, r_.dim, r_.given.prior_var);
   mode_.reset(r_.dim);
   h_.reset(r_.dim);
   rows_read_ = r_.setup_rows;  // the preconditioner's reads count in the passes

@@ -8,6 +8,7 @@
 #include "sampler/coordinate_file.hpp"
 #include "sampler/rao_blackwell.hpp"
 #include "sampler/snapshot.hpp"
+#include "sampler/unseen_move.hpp"
 
 namespace agld::sampler {
 
@@ -33,6 +34,7 @@ Status make_run_plan(const Store& train, const Store* test, const SampleOptions&
   if (!st.is_ok()) return st;
   const auto snap = find_snapshot(r->snapshot)->make({r->rows, r->dim, r->refresh, r->snapshot_batch, model.get()});
   st = resolve_rao_blackwell(train, *model, *snap, r);
+  if (st.is_ok()) st = resolve_unseen(train, r);
   if (!st.is_ok()) return st;
   st = plan_memory(train, test, r, *snap, &p.memory);
   if (!st.is_ok()) return st;

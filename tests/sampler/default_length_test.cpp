@@ -54,7 +54,9 @@ TempDir* DefaultLength::dir_ = nullptr;
 Store* DefaultLength::store_ = nullptr;
 
 // The default length of `method`, counted from what the run read.
-void expect_twenty_passes(const Store& store, const std::string& method, const std::string& precondition) {
+// Not inlined: g++ 12 then warns that the optional method may be used uninitialized (a false
+// positive of -Wmaybe-uninitialized on std::optional<std::string>).
+[[gnu::noinline]] SampleOptions length_options(const std::string& method, const std::string& precondition) {
   SampleOptions o;
   o.method = method;
   o.precondition = precondition;
@@ -62,6 +64,11 @@ void expect_twenty_passes(const Store& store, const std::string& method, const s
   o.evaluations = 1;
   o.memory = uint64_t{1} << 30;
   o.seed = test_seed(5);
+  return o;
+}
+
+void expect_twenty_passes(const Store& store, const std::string& method, const std::string& precondition) {
+  const SampleOptions o = length_options(method, precondition);
   KeepDraws keep;
   SampleResult r;
   Status st = sample(store, nullptr, o, keep, &r);

@@ -103,14 +103,19 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
+// Features 0-4 are a complete one-hot field (kField): every row holds one, with value 1; the
+// others are random. With the intercept, the run makes the exact move along the field's
+// direction at each refresh point (sampler/unseen_move.hpp), which a resume must repeat too.
+const std::vector<FeatureField> kField = {{0, 5}};
+
 SparseRows rows_of(uint64_t seed, size_t n) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> n01;
-  std::uniform_int_distribution<uint32_t> feature(0, kDim - 1);
+  std::uniform_int_distribution<uint32_t> feature(5, kDim - 1), level(0, 4);
   SparseRows rows;
   for (size_t r = 0; r < n; ++r) {
-    std::vector<uint32_t> idx;
-    std::vector<float> val;
+    std::vector<uint32_t> idx{level(rng)};
+    std::vector<float> val{1.0f};
     for (int e = 0; e < 4; ++e) {
       const uint32_t j = feature(rng);
       if (std::find(idx.begin(), idx.end(), j) != idx.end()) continue;
@@ -153,7 +158,7 @@ TEST_P(Resume, IsTheRunThatNeverStopped) {
   const Case& c = GetParam();
   TempDir dir;
   // 500 rows in chunks of 64: passes end inside chunks and inside batches.
-  auto store = make_store(dir.file("s.agld"), rows_of(test_seed(41), 500), kDim, true, 64);
+  auto store = make_store(dir.file("s.agld"), rows_of(test_seed(41), 500), kDim, true, 64, false, kField);
   auto test_store = make_store(dir.file("t.agld"), rows_of(test_seed(42), 70), kDim, true, 16);
   const std::string method = c.method();
   for (unsigned threads : {1u, 2u}) {
@@ -162,6 +167,7 @@ TEST_P(Resume, IsTheRunThatNeverStopped) {
     SampleResult want;
     Status st = sample(*store, test_store.get(), options(method, threads), whole, &want);
     ASSERT_TRUE(st.is_ok()) << st.message();
+    EXPECT_EQ(want.run.unseen_directions, 1u);  // the field beside the intercept
     // Stopped after its 2nd, then its 5th, checkpoint (offered at every 3rd point where the
     // chains are current), each time resumed from the first stop.
     for (uint64_t stop : {2u, 5u}) {

@@ -26,8 +26,9 @@ StoreMeta sampler_meta(const SparseRows& rows, uint64_t features, bool binary) {
 }
 
 std::unique_ptr<Store> make_store(const std::string& path, const SparseRows& rows, uint64_t features,
-                                  bool binary, size_t chunk_rows, bool stats) {
-  const StoreMeta meta = sampler_meta(rows, features, binary);
+                                  bool binary, size_t chunk_rows, bool stats, const std::vector<FeatureField>& fields) {
+  StoreMeta meta = sampler_meta(rows, features, binary);
+  meta.fields = fields;
   ChunkCodec codec;
   if (stats) {
     EXPECT_TRUE(write_store_with_stats(path, rows, chunk_rows, codec, meta, 64).is_ok());

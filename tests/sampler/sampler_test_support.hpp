@@ -26,9 +26,11 @@ namespace agld::test {
 StoreMeta sampler_meta(const SparseRows& rows, uint64_t features, bool binary);
 
 // Writes rows as a store (16-row chunks, zstd) with the metadata the sampler reads; with
-// `stats`, the per-feature statistics too, as `agld convert` writes them.
+// `stats`, the per-feature statistics too, as `agld convert` writes them; `fields`: the
+// complete one-hot fields the metadata lists.
 std::unique_ptr<Store> make_store(const std::string& path, const SparseRows& rows, uint64_t features,
-                                  bool binary, size_t chunk_rows = 16, bool stats = false);
+                                  bool binary, size_t chunk_rows = 16, bool stats = false,
+                                  const std::vector<FeatureField>& fields = {});
 
 // n logistic rows of d dense N(0, 1) features, labels +-1 from x . (weight, ..., weight) + N(0, 1).
 SparseRows dense_binary_rows(uint64_t seed, size_t n, uint32_t d, double weight);
