@@ -226,6 +226,7 @@ class CliObserver final : public SampleObserver {
                                     : std::string(),
                     run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
         fmt::format("seed = {}, rows = {}, dim = {}", run.given.seed, run.rows, run.dim),
+        fmt::format("unseen directions = {} ({})", run.unseen_directions, run.unseen_rule),
         "lp__ is -U(theta) estimated from the iteration's minibatch (exact for lmc)"};
     return w_.start(run, comments);
   }
