@@ -131,7 +131,7 @@ void check_declared_fields(const std::vector<FeatureField>& fields, int index_ba
       what = row_against_field(rows, r, fields[f], index_base, &p);
       if (!what.empty()) {
         const FeatureField& ff = fields[f];
-        what = fmt::format("field {} (features {}): {}", f + 1,
+        what = fmt::format("field {} (feature{} {}): {}", f + 1, ff.count == 1 ? "" : "s",
                            range_text(ff.first + uint64_t(index_base),
                                       ff.first + ff.count - 1 + uint64_t(index_base)),
                            what);

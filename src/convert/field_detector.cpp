@@ -58,8 +58,8 @@ void FieldDetector::add(const SparseRows& rows, size_t r0, size_t r1) {
     const uint64_t rb = rows.offsets[r], re = rows.offsets[r + 1];
     for (uint64_t p = rb; p < re; ++p) {
       if (p + kAhead < e) __builtin_prefetch(prev_ + idx[p + kAhead], 1);
-      const uint32_t before = p > rb ? idx[p - 1] + 1 : 0;  // kPoison only after 2^32 - 2
-      const uint32_t code = val[p] == 1.0f ? before : kPoison;
+      const uint64_t before = p > rb ? std::min<uint64_t>(uint64_t{idx[p - 1]} + 2, kPoison) : 1;
+      const uint32_t code = val[p] == 1.0f ? static_cast<uint32_t>(before) : kPoison;
       uint32_t& c = prev_[idx[p]];
       c = std::max(c, code);
     }
@@ -75,9 +75,9 @@ void FieldDetector::add(const SparseRows& rows, size_t r0, size_t r1) {
 //
 // (1) The test. [a, b] is complete iff (i) no feature in it is poisoned, (ii) the sum of n_j
 // over it is N and (iii) no row holds two of its features. (iii) ⇔ no row holds two
-// consecutive features j < k (consecutive in the row) both in [a, b] ⇔ prev[k] - 1 < a for
-// every k in [a, b] (prev[k] - 1 is the largest such j) ⇔ reach(b) <= a, where reach(b) is
-// the largest prev[k] over *all* non-poisoned k <= b: a k < a has prev[k] <= k < a anyway.
+// consecutive features j < k (consecutive in the row) both in [a, b] ⇔ prev[k] - 2 < a for
+// every k in [a, b] (prev[k] - 2 is the largest such j) ⇔ reach(b) <= a + 1, where reach(b)
+// is the largest prev[k] over *all* non-poisoned k <= b: a k < a has prev[k] - 2 < k < a.
 // Given (iii), (ii) says the rows holding one of the features are all N rows, so each holds
 // exactly one. So a window can be tested in O(1) with a running maximum, no window minimum.
 //
@@ -114,16 +114,15 @@ std::vector<FeatureField> FieldDetector::fields(const FeatureAccumulator& counts
       continue;
     }
     reach = std::max<uint64_t>(reach, code);
-    const uint64_t n = counts.count(b);
-    if (sum == 0 && n == 0) {  // a window starts at a seen feature
-      a = b + 1;
+    if (code == 0) {  // no row holds b: its count is 0; a window starts at a seen feature
+      if (sum == 0) a = b + 1;
       continue;
     }
-    sum += n;
-    while (sum > rows || (sum == rows && reach > a)) {
+    sum += counts.count(b);
+    while (sum > rows || (sum == rows && reach > a + 1)) {
       sum -= counts.count(a);
       ++a;
-      while (a <= b && counts.count(a) == 0) ++a;
+      while (a <= b && prev(a) == 0) ++a;
     }
     if (sum == rows) {
       out.push_back({a, b - a + 1});

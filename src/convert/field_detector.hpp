@@ -6,13 +6,16 @@
 // The rows are seen once, in any order. Besides the rows each feature is in (the output's
 // FeatureAccumulator counts them already), the detector keeps one u32 a feature:
 //
-//   prev[k] = 0            no row holds a feature below k together with k (or none holds k)
-//           = p + 1        p is the largest feature that comes just before k in some row
+//   prev[k] = 0            no row holds k
+//           = 1            k comes first in every row that holds it
+//           = p + 2        p is the largest feature that comes just before k in some row
 //           = kPoison      some row holds k with a value other than 1
 //
 // One max() an entry: kPoison is the largest code, so a poisoned feature stays poisoned.
-// (A feature 2^32 - 1 right after 2^32 - 2 in a row reads as poisoned too: it is then never
-// in a field, which is conservative: a field recorded is still complete.)
+// (A feature right after 2^32 - 3 or above reads as poisoned too: it is then never in a
+// field, which is conservative: a field recorded is still complete.) A feature no row holds
+// is told by its code, so the scan reads the counts of the features seen only: at kdd12's d
+// with few rows, most of the counts' pages are never touched.
 //
 // The same anonymous, growable mapping as FeatureAccumulator's, so d need not be known.
 #pragma once
