@@ -156,7 +156,8 @@ void add_convert(Cli& cli) {
   c->add_option("--seed", a->opt.seed, "seed of the shuffle and of --test-fraction")->default_val(0);
   c->add_option("--memory", a->memory,
                 "memory bound for the shuffle and the per-feature statistics (16 bytes a "
-                "feature, counted in when --features is given), at least 64M (e.g. 512M, 8G); "
+                "feature, 20 with --fields auto, counted in when --features is given), at least "
+                "64M (e.g. 512M, 8G); "
                 "beyond it rows spill to temporary files")
       ->check(size_validator())
       ->default_val(a->memory);
@@ -169,9 +170,9 @@ void add_convert(Cli& cli) {
   c->add_option("--fields", a->opt.fields,
                 "the complete one-hot fields to record (every row holds exactly one feature of "
                 "each, with value 1; the sampler draws their sum directions exactly): auto "
-                "detects them in one pass with the conversion (4 bytes a feature); none; or "
-                "A-B,C-D,... in the source's feature numbers, checked on every row (a row "
-                "against them is a bad line)")
+                "detects them in each output, in the conversion's one pass (4 bytes a feature); "
+                "none; or A-B,C-D,... declares them in the source's feature numbers, and a row "
+                "against them is a bad line (file:line; exit 65)")
       ->default_val("auto");
   c->add_flag("--skip-bad-lines", a->opt.skip_bad_lines, "skip and count bad lines instead of stopping");
   c->add_flag("--delta", a->delta, "delta-code indices within rows before zstd (off: it hurts on criteo/kdd12)");

@@ -350,12 +350,13 @@ Status Converter::open_sinks() {
   const uint64_t stats_at_once = opt_.shuffle ? stats : stats * sinks_.size();
   if (stats_at_once > 0 && stats_at_once + (uint64_t{64} << 20) > opt_.memory) {
     return Status::invalid_argument(fmt::format(
-        "--memory {}M is too small for the per-feature statistics of {} features ({} bytes a "
-        "feature{}{}: {}M) and 64M for the rest: give --memory {}M or more",
-        opt_.memory >> 20, *opt_.features, bytes_per_feature(),
-        detect_fields() ? " with the detection of one-hot fields (16 with --fields none)" : "",
+        "--memory {}M is too small for the per-feature statistics{} of {} features ({} bytes a "
+        "feature{}: {}M) and 64M for the rest: give --memory {}M or more{}",
+        opt_.memory >> 20, detect_fields() ? " and the detection of one-hot fields" : "",
+        *opt_.features, detect_fields() ? "16 + 4" : "16",
         opt_.shuffle || sinks_.size() == 1 ? "" : " and output, both outputs at once",
-        (stats_at_once + (1 << 20) - 1) >> 20, ((stats_at_once + (1 << 20) - 1) >> 20) + 64));
+        (stats_at_once + (1 << 20) - 1) >> 20, ((stats_at_once + (1 << 20) - 1) >> 20) + 64,
+        detect_fields() ? " (or --fields none)" : ""));
   }
   if (opt_.shuffle && stats > 0) {
     const uint64_t room = opt_.memory > stats + drain_bytes_ ? 2 * (opt_.memory - stats - drain_bytes_) : 0;
