@@ -5,8 +5,9 @@
 // statistics, O(d) by design, stay small. Written to a directory of the
 // process's own, converted, then removed. Checks: a conversion that fails leaves nothing
 // but its input behind (no output, no temporary file); one that succeeds gives stores that
-// open, whose every chunk decodes and passes the format's checks, and whose rows add up to
-// the report's.
+// open, whose every chunk decodes and passes the format's checks, whose rows add up to the
+// report's, and every row of which holds exactly one feature of each one-hot field recorded
+// (detected: --fields auto), with value 1.
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -49,6 +50,20 @@ uint64_t check_store(const std::string& path, const ConvertReport& report) {
     st = store->read_chunk(k, &chunk);
     AGLD_FUZZ_CHECK(st.is_ok(), st.to_string());
     fuzz::check_decoded(chunk, m.features, m.label_kind == LabelKind::kBinary);
+    const auto values = chunk.values();
+    for (uint32_t r = 0; r < chunk.row_count(); ++r) {
+      const auto idx = chunk.row_indices(r);
+      for (const FeatureField& f : m.fields) {
+        int held = 0;
+        for (size_t p = 0; p < idx.size(); ++p) {
+          if (idx[p] < f.first || idx[p] - f.first >= f.count) continue;
+          ++held;
+          const float v = values.empty() ? 1.0f : values[chunk.offsets()[r] + p];
+          AGLD_FUZZ_CHECK(v == 1.0f, "a one-hot field's level with value 1");
+        }
+        AGLD_FUZZ_CHECK(held == 1, "a row holds exactly one level of each one-hot field");
+      }
+    }
     rows += chunk.row_count();
   }
   AGLD_FUZZ_CHECK(rows == m.rows, "rows add up");

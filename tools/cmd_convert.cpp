@@ -36,6 +36,13 @@ void draw_progress(const ConvertProgress& p) {
   std::cerr << line << "\033[K" << std::flush;
 }
 
+// The fields as the metadata has them: 0-based first feature and count.
+nlohmann::json fields_json(const std::vector<FeatureField>& fields) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const FeatureField& f : fields) j.push_back({{"first", f.first}, {"count", f.count}});
+  return j;
+}
+
 int run_convert(ConvertArgs& a) {
   a.opt.chunk_bytes = parse_size(a.chunk_bytes);
   a.opt.memory = parse_size(a.memory);
@@ -83,6 +90,10 @@ int run_convert(ConvertArgs& a) {
                      {"shuffle_merges", rep.shuffle_merges},
                      {"shuffle_disk_bytes", rep.shuffle_disk_bytes},
                      {"feature_stats_bytes", rep.feature_stats_bytes},
+                     {"field_detect_bytes", rep.field_detect_bytes},
+                     {"fields", fields_json(rep.fields)},
+                     {"test_fields", fields_json(rep.test_fields)},
+                     {"fields_declared", rep.fields_declared},
                      {"seconds", rep.seconds},
                      {"text_mb_per_s", static_cast<double>(rep.text_bytes) / 1e6 / rep.seconds}};
     std::cout << j.dump(2) << std::endl;
@@ -94,11 +105,16 @@ int run_convert(ConvertArgs& a) {
       order = fmt::format("shuffled (seed {}{})", a.opt.seed,
                           rep.shuffle_runs ? fmt::format(", {} runs spilled", rep.shuffle_runs) : "");
     }
+    std::string fields;
+    if (a.opt.fields != "none") {
+      fields = fmt::format(", {} one-hot field{} {}", rep.fields.size(), rep.fields.size() == 1 ? "" : "s",
+                           rep.fields_declared ? "(declared, checked)" : "(detected)");
+    }
     std::cerr << fmt::format(
-        "agld: {} -> {}: {} {}, {} features, {} nonzeros, {} labels; {} of text in {:.2f}s "
+        "agld: {} -> {}: {} {}, {} features{}, {} nonzeros, {} labels; {} of text in {:.2f}s "
         "({:.0f} MB/s), {} written\n",
         a.opt.inputs.size() == 1 ? a.opt.inputs[0] : fmt::format("{} inputs", a.opt.inputs.size()),
-        a.opt.output, rows, order, rep.features, rep.nnz,
+        a.opt.output, rows, order, rep.features, fields, rep.nnz,
         rep.label_kind == LabelKind::kBinary ? "binary" : "real",
         human_bytes(static_cast<double>(rep.text_bytes)), rep.seconds,
         static_cast<double>(rep.text_bytes) / 1e6 / rep.seconds,
@@ -140,7 +156,8 @@ void add_convert(Cli& cli) {
   c->add_option("--seed", a->opt.seed, "seed of the shuffle and of --test-fraction")->default_val(0);
   c->add_option("--memory", a->memory,
                 "memory bound for the shuffle and the per-feature statistics (16 bytes a "
-                "feature, counted in when --features is given), at least 64M (e.g. 512M, 8G); "
+                "feature, 20 with --fields auto, counted in when --features is given), at least "
+                "64M (e.g. 512M, 8G); "
                 "beyond it rows spill to temporary files")
       ->check(size_validator())
       ->default_val(a->memory);
@@ -150,6 +167,13 @@ void add_convert(Cli& cli) {
   c->add_option("--test-fraction", a->opt.test_fraction,
                 "send each row to the test store with this probability (seeded)");
   c->add_option("--test-output", a->opt.test_output, "the test store for --test-fraction");
+  c->add_option("--fields", a->opt.fields,
+                "the complete one-hot fields to record (every row holds exactly one feature of "
+                "each, with value 1; the sampler draws their sum directions exactly): auto "
+                "detects them in each output, in the conversion's one pass (4 bytes a feature); "
+                "none; or A-B,C-D,... declares them in the source's feature numbers, and a row "
+                "against them is a bad line (file:line; exit 65)")
+      ->default_val("auto");
   c->add_flag("--skip-bad-lines", a->opt.skip_bad_lines, "skip and count bad lines instead of stopping");
   c->add_flag("--delta", a->delta, "delta-code indices within rows before zstd (off: it hurts on criteo/kdd12)");
   c->add_flag("--no-index-shuffle", a->no_index_shuffle, "do not byte-transpose the index column before zstd");

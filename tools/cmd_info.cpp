@@ -111,6 +111,30 @@ std::optional<bool> stale(const SourceInfo& src) {
   return static_cast<uint64_t>(st.st_size) != *src.size || st.st_mtim.tv_sec != *src.mtime;
 }
 
+// "26 complete one-hot fields: 14-1473 (1460 levels), ..., 877224-1000000 (122777 levels)",
+// features in the source's numbering (index base added); the middle left out when many.
+std::string fields_text(const StoreMeta& m) {
+  if (m.fields.empty()) return "none recorded";
+  const uint64_t base = static_cast<uint64_t>(m.index_base);
+  auto one = [&](const FeatureField& f) {
+    const uint64_t first = f.first + base, last = f.first + f.count - 1 + base;
+    return f.count == 1 ? fmt::format("{} (1 level)", first)
+                        : fmt::format("{}-{} ({} levels)", first, last, f.count);
+  };
+  const size_t n = m.fields.size();
+  std::string s = fmt::format("{} complete one-hot field{}: ", n, n == 1 ? "" : "s");
+  constexpr size_t kShown = 6;  // all of them up to this many; else the first 4 and the last
+  for (size_t k = 0; k < n; ++k) {
+    if (n > kShown && k == 4) {
+      s += fmt::format("... ({} more), ", n - 5);
+      k = n - 1;
+    }
+    s += one(m.fields[k]);
+    if (k + 1 < n) s += ", ";
+  }
+  return s;
+}
+
 int run_info(const InfoArgs& a) {
   std::unique_ptr<Store> store;
   Status st = Store::open(a.store, &store);
@@ -190,6 +214,10 @@ int run_info(const InfoArgs& a) {
                            {"empty", fc.empty},
                            {"source", stored_stats ? "stored" : "computed"}};
     j["feature_stats_bytes"] = stats_bytes;  // the recorded statistics in the file (0: none)
+    // The complete one-hot fields as the metadata has them: 0-based first feature, count.
+    nlohmann::json fields = nlohmann::json::array();
+    for (const FeatureField& f : m.fields) fields.push_back({{"first", f.first}, {"count", f.count}});
+    j["fields"] = fields;
     // Whether cyclic (ca) and block-reshuffle (br) access can trust the stored order.
     j["order"] = rows_shuffled(m) ? "shuffled" : "kept";
     j["order_seed"] = rows_shuffled(m) ? nlohmann::json(m.options.seed) : nlohmann::json();
@@ -250,6 +278,7 @@ int run_info(const InfoArgs& a) {
                                       human_bytes(static_cast<double>(stats_bytes)))
                         : std::string("(computed now in a pass over the rows: this store has no "
                                       "per-feature statistics; converting it again records them)"));
+  line("fields", fields_text(m));
   line("chunks", fmt::format("{} ({}{}{}; up to {} rows or {} raw)", store->chunk_count(), m.options.compression,
                              m.options.compression == "zstd"
                                  ? fmt::format(" level {}{}", m.options.level,

@@ -38,6 +38,10 @@ struct ConvertOptions {
   // data that decompresses 1.35x faster; false for a disk slower than the CPU
   // (docs/readers.md). Ignored without zstd.
   bool raw_literals = true;
+  // The complete one-hot fields to record (docs/format.md, "Metadata"): "auto" detects them
+  // in each output's rows; "none"; or "A-B,C-D,..." declares them, in the source's feature
+  // numbers, and every row is checked against them (a row that breaks one is an error).
+  std::string fields = "auto";
 };
 
 struct ConvertProgress {
@@ -63,6 +67,11 @@ struct ConvertReport {
   // Memory of the per-feature statistics at their peak: 16 bytes a feature, for every output
   // at once when the order is kept, one at a time when shuffled.
   uint64_t feature_stats_bytes = 0;
+  // The same for the detection of one-hot fields (--fields auto): 4 bytes a feature.
+  uint64_t field_detect_bytes = 0;
+  // The complete one-hot fields recorded in the output and in the test output (0-based).
+  std::vector<FeatureField> fields, test_fields;
+  bool fields_declared = false;  // declared by --fields, not detected
   double seconds = 0;
 };
 

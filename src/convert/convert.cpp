@@ -6,9 +6,10 @@
 // assembling checks labels, gathers statistics, splits rows between the train and test
 // outputs and cuts them into chunks (or hands them to the shuffler); encoding compresses
 // and checksums chunks; writing appends them in order and counts their features (the
-// per-feature statistics, in the order the rows are stored). Memory is bounded by the
-// number of blocks in flight, whatever the input's size, and the statistics' 16 bytes a
-// feature.
+// per-feature statistics, in the order the rows are stored, and what detects the one-hot
+// fields). Declared fields (--fields A-B,...) are checked row by row as blocks are parsed.
+// Memory is bounded by the number of blocks in flight, whatever the input's size, and the
+// statistics' 16 bytes a feature (20 with --fields auto).
 #include "agld/convert.hpp"
 
 #include <fmt/format.h>
@@ -27,6 +28,8 @@
 #include <thread>
 
 #include "agld/version.hpp"
+#include "convert/declared_fields.hpp"
+#include "convert/field_detector.hpp"
 #include "convert/input.hpp"
 #include "convert/libsvm.hpp"
 #include "common/mix.hpp"
@@ -145,6 +148,8 @@ struct Sink {
   // Per-feature statistics of the rows written, in the order written (docs/format.md,
   // "Feature statistics"): the same sums as a pass over the store would make.
   FeatureAccumulator features;
+  // With --fields auto: what, besides the counts above, finds the complete one-hot fields.
+  FieldDetector fields;
 };
 
 class Converter {
@@ -157,6 +162,11 @@ class Converter {
 
  private:
   Status validate();
+  Status resolve_declared_fields();
+  bool detect_fields() const { return fields_spec_.mode == FieldsSpec::Mode::kAuto; }
+  uint64_t bytes_per_feature() const {
+    return FeatureAccumulator::kBytesPerFeature + (detect_fields() ? FieldDetector::kBytesPerFeature : 0);
+  }
   Status open_sinks();
   Status read_block(Work* w, bool* have);
   Status find_line_end(const TextInput& in, uint64_t start, uint64_t size, uint64_t* end);
@@ -177,6 +187,8 @@ class Converter {
   FileSystem& fs_;
   ChunkCodec codec_;
   ParseOptions parse_opt_;
+  FieldsSpec fields_spec_;
+  std::vector<FeatureField> declared_;  // 0-based, once the index base is known
   uint64_t threads_ = 1;
   uint64_t shuffle_memory_ = 0;  // all shuffles' share of --memory
   uint64_t drain_bytes_ = 0;     // what a drain holds in flight, besides its shuffle's buffers
@@ -302,11 +314,18 @@ Status Converter::validate() {
   if (opt_.shuffle && !opt_.temp_dir.empty() && !std::filesystem::is_directory(opt_.temp_dir)) {
     return Status::invalid_argument("--temp-dir " + opt_.temp_dir + ": not a directory");
   }
+  AGLD_RETURN_IF_ERROR(parse_fields_spec(opt_.fields, opt_.features, &fields_spec_));
+  if (base_resolved_) AGLD_RETURN_IF_ERROR(resolve_declared_fields());
   threads_ = opt_.threads > 0 ? static_cast<uint64_t>(opt_.threads)
                               : std::max(1u, std::thread::hardware_concurrency());
   split_seed_ = mix64(opt_.seed ^ 0x53504C4954ull);
   source_total_ = total_size(opt_.inputs);
   return Status::ok();
+}
+
+Status Converter::resolve_declared_fields() {
+  if (fields_spec_.mode != FieldsSpec::Mode::kDeclared) return Status::ok();
+  return declared_fields(fields_spec_, parse_opt_.index_base, opt_.features, &declared_);
 }
 
 Status Converter::open_sinks() {
@@ -320,21 +339,24 @@ Status Converter::open_sinks() {
   // What the pipeline holds in flight, kept out of the shuffle's share of --memory.
   const uint64_t pipeline = (2 * threads_ + 2) * 4 * kBlockBytes;
   uint64_t shuffle_memory = opt_.memory > pipeline + (32 << 20) ? opt_.memory - pipeline : (32 << 20);
-  // The per-feature statistics, 16 bytes a feature and output, count against --memory too.
+  // The per-feature statistics, 16 bytes a feature and output (20 when they also detect the
+  // one-hot fields), count against --memory too.
   // Kept in order, every output's are made while the pipeline runs; shuffled, one output's
   // at a time while its rows come out of the shuffle (which then holds at most half its
   // memory, its buffer or a merge's), along with the chunks the drain has in flight. With
   // d known (--features) they are reserved here; else they grow with the indices met.
   drain_bytes_ = (2 * threads_ + 1) * 2 * opt_.chunk_bytes;
-  const uint64_t stats = FeatureAccumulator::kBytesPerFeature * opt_.features.value_or(0);
+  const uint64_t stats = bytes_per_feature() * opt_.features.value_or(0);
   const uint64_t stats_at_once = opt_.shuffle ? stats : stats * sinks_.size();
   if (stats_at_once > 0 && stats_at_once + (uint64_t{64} << 20) > opt_.memory) {
     return Status::invalid_argument(fmt::format(
-        "--memory {}M is too small for the per-feature statistics of {} features (16 bytes a "
-        "feature{}: {}M) and 64M for the rest: give --memory {}M or more",
-        opt_.memory >> 20, *opt_.features,
+        "--memory {}M is too small for the per-feature statistics{} of {} features ({} bytes a "
+        "feature{}: {}M) and 64M for the rest: give --memory {}M or more{}",
+        opt_.memory >> 20, detect_fields() ? " and the detection of one-hot fields" : "",
+        *opt_.features, detect_fields() ? "16 + 4" : "16",
         opt_.shuffle || sinks_.size() == 1 ? "" : " and output, both outputs at once",
-        (stats_at_once + (1 << 20) - 1) >> 20, ((stats_at_once + (1 << 20) - 1) >> 20) + 64));
+        (stats_at_once + (1 << 20) - 1) >> 20, ((stats_at_once + (1 << 20) - 1) >> 20) + 64,
+        detect_fields() ? " (or --fields none)" : ""));
   }
   if (opt_.shuffle && stats > 0) {
     const uint64_t room = opt_.memory > stats + drain_bytes_ ? 2 * (opt_.memory - stats - drain_bytes_) : 0;
@@ -342,7 +364,10 @@ Status Converter::open_sinks() {
   }
   shuffle_memory_ = shuffle_memory;
   for (Sink& s : sinks_) {
-    if (!opt_.shuffle && stats > 0) s.features.reserve(*opt_.features);
+    if (!opt_.shuffle && stats > 0) {
+      s.features.reserve(*opt_.features);
+      if (detect_fields()) s.fields.reserve(*opt_.features);
+    }
     AGLD_RETURN_IF_ERROR(StoreWriter::create(s.path, &s.writer, fs_));
     if (opt_.shuffle) {
       double share = sinks_.size() == 1 ? 1.0
@@ -452,6 +477,7 @@ Status Converter::read_block(Work* w, bool* have) {
     if (!base_resolved_) {
       parse_opt_.index_base = has_index_zero(w->text.view()) ? 0 : 1;
       base_resolved_ = true;
+      AGLD_RETURN_IF_ERROR(resolve_declared_fields());  // before any block is parsed
     }
     text_bytes_ += w->length;
     *have = true;
@@ -608,6 +634,7 @@ Status Converter::add_chunk(Sink& s, const Sealed& c) {
   const uint64_t b = rows.offsets[c.r0], e = rows.offsets[c.r1];
   try {
     s.features.add(rows.indices.data() + b, rows.values.data() + b, e - b);
+    if (detect_fields()) s.fields.add(rows, c.r0, c.r1);
   } catch (const std::bad_alloc&) {
     return Status::io_error(s.path + ": no memory for the per-feature statistics (" +
                             std::to_string(s.features.mapped_bytes() >> 20) + " MiB so far)");
@@ -692,6 +719,8 @@ Status Converter::finish() {
   const int base = parse_opt_.index_base;
   report_->index_base = base;
   uint64_t d = opt_.features ? *opt_.features : max_index_;
+  if (!declared_.empty()) d = std::max(d, declared_.back().first + declared_.back().count);
+  report_->fields_declared = fields_spec_.mode == FieldsSpec::Mode::kDeclared;
   LabelKind kind;
   double positive = 1;
   if (opt_.task == "regression") {
@@ -712,6 +741,7 @@ Status Converter::finish() {
     if (s.shuffler) {
       try {
         s.features.reserve(d);  // d is known now: no growing while the rows drain
+        if (detect_fields()) s.fields.reserve(d);
       } catch (const std::bad_alloc&) {
         return Status::io_error(s.path + ": no memory for the per-feature statistics of " +
                                 std::to_string(d) + " features");
@@ -755,6 +785,12 @@ Status Converter::finish() {
     o.raw_literals = codec_.raw_literals;  // set only with zstd (validate)
     m.skipped_lines = skipped_;
     m.created_by = std::string("agld ") + kVersion;
+    if (detect_fields()) {
+      m.fields = s.fields.fields(s.features, d, s.rows);
+    } else {
+      m.fields = declared_;  // checked against every row
+    }
+    (k == 0 ? report_->fields : report_->test_fields) = m.fields;
     s.writer->record_feature_stats(
         [&s](uint64_t first, uint64_t n, uint64_t* count, double* sum_sq, float* max_abs) {
           s.features.fill(first, n, count, sum_sq, max_abs);
@@ -765,16 +801,23 @@ Status Converter::finish() {
     report_->feature_stats_bytes =
         opt_.shuffle ? std::max(report_->feature_stats_bytes, held)
                                    : report_->feature_stats_bytes + held;
+    if (detect_fields()) {
+      const uint64_t detect = FieldDetector::kBytesPerFeature * d;
+      report_->field_detect_bytes = opt_.shuffle ? std::max(report_->field_detect_bytes, detect)
+                                                 : report_->field_detect_bytes + detect;
+    }
     s.features.release();
+    s.fields.release();
   }
   if (!opt_.features && report_->feature_stats_bytes > 0) {
     const uint64_t pipeline = (2 * threads_ + 2) * 4 * kBlockBytes;
     const uint64_t rest = opt_.shuffle ? shuffle_memory_ / 2 + drain_bytes_ : pipeline;
-    if (report_->feature_stats_bytes + rest > opt_.memory) {
+    const uint64_t held = report_->feature_stats_bytes + report_->field_detect_bytes;
+    if (held + rest > opt_.memory) {
       report_->notes.push_back(fmt::format(
           "the per-feature statistics of {} features took {}M, past --memory {}M with the rest "
           "of the conversion; --features {} would have counted them in from the start",
-          d, report_->feature_stats_bytes >> 20, opt_.memory >> 20, d));
+          d, held >> 20, opt_.memory >> 20, d));
     }
   }
   // Both outputs are complete: publish them. Two renames cannot be made atomic together: if
@@ -853,6 +896,7 @@ Status Converter::run() {
                 }
                 // Line numbers come out relative to the block; assembling makes them absolute.
                 parse_block(w->text.view(), 1, parse_opt_, &w->parsed);
+                check_declared_fields(declared_, parse_opt_.index_base, opt_.skip_bad_lines, &w->parsed);
                 return w;
               }) &
           tbb::make_filter<Work*, Work*>(

@@ -42,6 +42,15 @@ class FeatureAccumulator {
   uint64_t size() const { return size_; }
   // Bytes mapped (the most that can be resident).
   uint64_t mapped_bytes() const { return mapped_; }
+  // Rows feature j is stored in (0 past size()).
+  uint64_t count(uint64_t j) const {
+    if (j >= size_) return 0;
+    uint64_t c = cells_[j].count;
+    if (!high_.empty()) {
+      if (auto it = high_.find(static_cast<uint32_t>(j)); it != high_.end()) c += it->second << 32;
+    }
+    return c;
+  }
   // The statistics of features first .. first + n - 1 (past size(): zeros).
   void fill(uint64_t first, uint64_t n, uint64_t* count, double* sum_sq, float* max_abs) const;
   // Frees the memory; size() is 0 again.

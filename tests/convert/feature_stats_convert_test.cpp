@@ -241,6 +241,7 @@ TEST(ConvertFeatureStatsOrder, TheirMemoryCountsAgainstTheBudget) {
     opt.shuffle = shuffle;
     opt.features = features;
     opt.memory = memory;
+    opt.fields = "none";  // the statistics alone (fields_convert_test.cpp: with the detection)
     if (split) {
       opt.test_fraction = 0.5;
       opt.test_output = dir.file("test.agld");

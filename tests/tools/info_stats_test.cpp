@@ -74,7 +74,7 @@ TEST(InfoFeatureCounts, SmallStoreExactly) {
       std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("recorded at conversion"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("version 1.1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("version 1." + std::to_string(kFormatMinor)), std::string::npos) << r.out;
 }
 
 // Counts on both sides of the histogram's dense part (2^16), shuffled and split stores, and
