@@ -69,6 +69,7 @@ TEST(OptionJson, EverySampleOptionRoundTrips) {
   o.track_default = false;
   o.dense = true;
   o.rao_blackwell = "off";
+  o.unseen = "off";
   const std::string text = options_json(o);
   SampleOptions back;
   ASSERT_TRUE(options_from_json(text, &back).is_ok());
