@@ -73,6 +73,34 @@ TEST(FieldsCli, GenCriteoFieldsAreDetected) { expect_gen_fields_found("criteo", 
 // kdd12's d is 54.7M: the conversion's per-feature passes take about a second.
 TEST(FieldsCli, GenKdd12FieldsAreDetected) { expect_gen_fields_found("kdd12", 5000); }
 
+// The user's path end to end: gen's criteo rows converted, then sample and optimize with an
+// intercept move along the 26 fields' directions (config.json, the draws' header); --unseen off
+// does not.
+TEST(FieldsCli, SampleAndOptimizeMoveAlongTheConvertedFields) {
+  TempDir dir;
+  const std::string text = dir.file("g.svm"), store = dir.file("g.agld");
+  ASSERT_EQ(run_agld("gen --shape criteo --rows 5000 --seed 5 -o " + shell_arg(text) + " --quiet").exit_code, 0);
+  ASSERT_EQ(run_agld("convert " + shell_arg(text) + " -o " + shell_arg(store) + " -q").exit_code, 0);
+  auto config = [&](const std::string& out) {
+    return nlohmann::json::parse(test::read_file(out + "/config.json"), nullptr, false);
+  };
+  for (const std::string unseen : {"auto", "off"}) {
+    const std::string out = dir.file("run-" + unseen);
+    auto r = run_agld("sample --train " + shell_arg(store) + " --intercept --chains 2 --epochs 2 --unseen " + unseen +
+                      " --memory 2G --out " + shell_arg(out) + " -q");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json c = config(out);
+    const uint64_t want = unseen == "auto" ? 26 : 0;
+    EXPECT_EQ(c["unseen"]["directions"], want) << c["unseen"].dump();
+    EXPECT_NE(test::read_file(out + "/draws_1.csv").find(fmt::format("unseen directions = {} (", want)), std::string::npos);
+  }
+  const std::string mode = dir.file("mode");
+  auto r = run_agld("optimize --train " + shell_arg(store) + " --intercept --epochs 2 --memory 2G --out " +
+                    shell_arg(mode) + " -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(config(mode)["unseen_directions"], 26);
+}
+
 TEST(FieldsCli, InfoListsThem) {
   TempDir dir;
   // 1-based: a constant column 1, fields 2-4 and 5-6, numeric 7.
