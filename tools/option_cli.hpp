@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "agld/options.hpp"
-#include "agld/reader.hpp"
 #include "agld/sample.hpp"
 #include "cli_common.hpp"
 
@@ -72,19 +71,15 @@ inline std::map<std::string_view, std::string> unit_help_tails() {
       aliases.push_back(m.name + " = " + m.means);
       continue;
     }
-    const size_t a = m.name.find('-');
-    const size_t b = m.name.find('-', a + 1);
-    add(snapshots, m.name.substr(0, a));
-    add(orders, m.name.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1));
+    add(snapshots, m.snapshot);
+    add(orders, m.access);
     add(dynamics, m.dynamics);
   }
-  std::vector<std::string> order_names;
-  for (const ReaderOrderInfo& o : reader_orders()) order_names.push_back(o.name);
   return {
       {"model", "One of " + join(sample_models(), ", ")},
       {"method", "Snapshots " + join(snapshots, "|") + "; access " + join(orders, "|") + "; dynamics " +
                      join(dynamics, "|") + "; aliases: " + join(aliases, ", ")},
-      {"access", "One of " + join(order_names, ", ")},
+      {"access", "One of " + join(orders, ", ")},
   };
 }
 

@@ -149,6 +149,7 @@ struct MethodInfo {
   std::string means;     // for an alias: the SNAPSHOT-ACCESS[-DYNAMICS] it stands for
   std::string summary;
   std::string dynamics;  // ld | hmc | hmc2 | svrhmc
+  std::string snapshot, access;  // its snapshot strategy and access order (an alias's too)
 };
 // Every snapshot strategy with every access order and every dynamics (ld's without a suffix),
 // and the papers' names.

@@ -84,15 +84,15 @@ std::vector<MethodInfo> sample_methods() {
           name += '-';
           name += d.name;
         }
-        out.push_back({name, "",
-                       std::string(s.summary) + "; " + o.summary + "; " + std::string(d.summary), std::string(d.name)});
+        out.push_back({name, "", std::string(s.summary) + "; " + o.summary + "; " + std::string(d.summary),
+                       std::string(d.name), std::string(s.name), o.name});
       }
     }
   }
   for (const auto& [alias, means] : kAliases) {
     std::string snapshot, access, dynamics;
     (void)sampler::split_method(std::string(means), &snapshot, &access, &dynamics);
-    out.push_back({std::string(alias), std::string(means), "", dynamics});
+    out.push_back({std::string(alias), std::string(means), "", dynamics, snapshot, access});
   }
   return out;
 }

@@ -43,7 +43,8 @@ class UnseenMove {
   // The directions: m.
   size_t directions() const { return static_cast<size_t>(coef_.rows()); }
 
-  // theta's component along V drawn anew; normal() gives standard normals (m of them). Every
+  // theta's component along V drawn anew; normal() gives standard normals (m of them; all 0
+  // sets it to its mean, 0: the mode along V, as agld optimize's noiseless chain does). Every
   // coordinate of a group must be current.
   template <class Normal>
   void apply(StridedSpan<double> theta, Normal&& normal) const {
@@ -51,11 +52,6 @@ class UnseenMove {
     Eigen::VectorXd z(directions());
     for (Eigen::Index i = 0; i < z.size(); ++i) z[i] = normal();
     add_to_groups(theta, shift(sums, z));
-  }
-  // The deterministic part alone: theta's component along V set to the prior's mean, 0 (the
-  // mode along V: agld optimize).
-  void center(StridedSpan<double> theta) const {
-    add_to_groups(theta, shift(group_sums(theta), Eigen::VectorXd::Zero(static_cast<Eigen::Index>(directions()))));
   }
 
  private:
