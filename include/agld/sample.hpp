@@ -44,10 +44,11 @@ struct SampleOptions {
   // or "none".
   // With diag, eta is the step in M's metric: coordinate j steps eta M_j.
   std::string precondition = "diag";
-  // With diag: M from a file instead of the per-feature statistics, as Stan's metric_file. A
-  // float64 .npy of d rows whose column 1 is a standard deviation per coordinate (an agld
-  // run's posterior.npy, agld optimize's mode.npy): M_j = sd_j^2, capped as the statistics'
-  // M_j is by what one row brings to a minibatch (docs/samplers.md, "Preconditioning").
+  // With diag, the metric M (docs/samplers.md, "A dense metric"): "diag" (from the per-feature
+  // statistics), "block" (a dense block on the intercept and the most frequent features), "dense"
+  // (every coordinate), "auto" (block; the default, empty) or a float64 .npy: d x 2 with a
+  // standard deviation per coordinate in column 1 (M_j = sd_j^2, capped by what one row brings
+  // to a minibatch), or d x d, M itself.
   std::string metric;
   // The chains' start (as Stan's init): around column 0 of a float64 .npy of d rows (agld
   // optimize's mode.npy, a run's posterior.npy), x_0 = init + sd z with sd column 1 if the file
@@ -123,6 +124,11 @@ struct ResolvedSample {
   double precondition_m_min = 0, precondition_m_max = 0, precondition_lambda = 0, precondition_kick = 0;
   // Coordinates whose M the visit rule lowered (docs/samplers.md, "The visit rule").
   uint64_t precondition_visit_lowered = 0;
+  // The metric's shape (docs/samplers.md, "A dense metric"): "diag", "block" (a dense block
+  // of metric_block coordinates, diagonal elsewhere) or "dense" (every coordinate), and why.
+  std::string metric = "diag";
+  uint64_t metric_block = 0;
+  std::string metric_rule;
   uint64_t setup_rows = 0;
   // Whether the run keeps Rao-Blackwellized moments (sampler/rao_blackwell.hpp), why or why
   // not, and from how many refreshes of each chain.

@@ -34,9 +34,12 @@ constexpr F kSampleOptions[] = {
              "then in its metric); none"},
     {.key = "metric",
      .member = &S::metric,
-     .help = "diag's M from a .npy of a standard deviation per coordinate in column 1 (a run's "
-             "posterior.npy): M_j = sd_j^2, capped by what one row brings to a minibatch "
-             "(docs/samplers.md)"},
+     .help = "the metric M under diag (default auto): diag (a diagonal from the statistics); block (a dense K x K block "
+             "on the intercept and the most frequent features, K^2 at most batch x nonzeros a row, "
+             "diagonal elsewhere); dense (every coordinate, d <= 4096); auto (block, dense when K "
+             "reaches d); or a .npy: d x 2 with a standard deviation per coordinate in column 1 (a run's "
+             "posterior.npy; M_j = sd_j^2, capped by what one row brings to a minibatch) or d x d, M "
+             "itself (docs/samplers.md, \"A dense metric\")"},
     {.key = "init",
      .member = &S::init,
      .help = "start the chains around column 0 of a .npy of a row per coordinate (agld optimize's "

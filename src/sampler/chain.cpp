@@ -18,21 +18,32 @@ uint64_t chain_seed(uint64_t seed, uint64_t id) { return mix64(mix64(seed ^ 0x5e
 namespace {
 // One dynamics a level of M; with many levels, smaller tables (they share the cache). The
 // dynamics' name was checked when the run was resolved.
-std::vector<CoordinateDynamics> levels(const ChainConfig& c) {
+DynamicsParams params(const ChainConfig& c) {
+  DynamicsParams p;
+  p.step = c.step;
+  p.prior_var = c.prior_var;
+  p.temperature = c.temperature;
+  p.friction = c.friction;
+  return p;
+}
+
+std::unique_ptr<DenseHead> make_head(const ChainConfig& c) {
+  if (!c.head) return nullptr;
+  return std::make_unique<DenseHead>(c.head, *find_dynamics(c.dynamics), params(c));
+}
+
+std::vector<CoordinateDynamics> levels(const ChainConfig& c, const DenseHead* head) {
   const DynamicsInfo* info = find_dynamics(c.dynamics);
   const std::vector<double> ms = c.level_m.empty() ? std::vector<double>{1.0} : c.level_m;
-  const uint64_t table = Chain::jumps_table(ms.size());
+  const uint64_t table = Chain::jumps_table(ms.size() + (head ? 1 : 0));
   std::vector<CoordinateDynamics> out;
   out.reserve(ms.size());
   for (double m : ms) {
-    DynamicsParams p;
-    p.step = c.step;
+    DynamicsParams p = params(c);
     p.precondition = m;
-    p.prior_var = c.prior_var;
-    p.temperature = c.temperature;
-    p.friction = c.friction;
     out.emplace_back(*info, p, table);
   }
+  if (head) out.push_back(head->frozen_level());  // level ms.size()
   return out;
 }
 
@@ -43,8 +54,9 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
       cfg_(config),
       snap_(std::move(snapshot)),
       noise_(chain_seed(seed, id), config.temperature > 0),
-      state_(config.dim, levels(config), inverse_prior_var(config.prior_var), config.level, snap_->has_aggregate(),
-             config.stamps_in_record) {
+      head_(make_head(config)),
+      state_(config.dim, levels(config, head_.get()), inverse_prior_var(config.prior_var), config.level,
+             snap_->has_aggregate(), config.stamps_in_record) {
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
   draw_.chain = id;
 }
@@ -78,7 +90,9 @@ void Chain::start_momenta() {
   // The momentum's stationary law: N(0, T) in phi units (unit mass; no noise at T = 0: 0).
   const StridedSpan<double> p = state_.p();
   for (size_t j = 0; j < p.size(); ++j) p[j] = noise_();
+  if (head_) head_->start_momenta(state_);
 }
+
 
 void Chain::start_around(const CoordinateFile& init) {
   start_dispersed();  // the spread where the file gives none (and the momenta)
@@ -216,6 +230,12 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     const auto val = b.row_values(i);
     for (size_t e = 0; e < idx.size(); ++e) g_[state_.slot(idx[e])] += c * val[e];
   }
+  // The head's data gradient is read by slot before the support leaves; its step comes last.
+  if (head_) {
+    const std::span<double> hg = head_->data_gradient();
+    const std::span<const uint32_t> js = head_->coords();
+    for (size_t i = 0; i < js.size(); ++i) hg[i] = state_.in_support(js[i]) ? g_[state_.slot(js[i])] : 0.0;
+  }
   if (cfg_.dense) {  // every coordinate, one plain step (no jumps): the reference for the tests
     for (uint32_t j = 0; j < cfg_.dim; ++j) {
       const double g = state_.in_support(j) ? g_[state_.slot(j)] : 0.0;
@@ -228,6 +248,7 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     for (size_t s = 0; s < support.size(); ++s) state_.step_support(s, g_[s] + state_.a(support[s]), noise_);
     state_.leave_support(k + 1);
   }
+  if (head_) head_->step(state_, noise_);
   snap_->after_step(b, s_, state_.a());
   return Status::ok();
 }
@@ -283,10 +304,21 @@ Status Chain::full_step(uint64_t k, bool keep, bool do_step) {
     std::fill(grad_.begin(), grad_.end(), 0.0);
     return Status::ok();
   }
+  if (head_) {
+    const std::span<double> hg = head_->data_gradient();
+    const std::span<const uint32_t> js = head_->coords();
+    for (size_t i = 0; i < js.size(); ++i) hg[i] = grad_[js[i]];
+  }
   for (uint32_t j = 0; j < cfg_.dim; ++j) {
     state_.step_one(j, grad_[j], noise_);
     grad_[j] = 0;
     if (!state_.finite(j)) return diverged(k);
+  }
+  if (head_) {
+    head_->step(state_, noise_);
+    for (uint32_t j : head_->coords()) {
+      if (!state_.finite(j)) return diverged(k);
+    }
   }
   state_.all_at(k + 1);
   return Status::ok();

@@ -18,6 +18,7 @@
 #include "common/strided_span.hpp"
 #include "model/model.hpp"
 #include "sampler/coordinate_file.hpp"
+#include "sampler/dense_head.hpp"
 #include "sampler/lazy_state.hpp"
 #include "sampler/snapshot.hpp"
 #include "sampler/unseen_move.hpp"
@@ -36,6 +37,8 @@ struct ChainConfig {
   // M = 1 everywhere.
   std::vector<double> level_m;
   const uint8_t* level = nullptr;
+  // The metric's dense block (null: none); its coordinates' level is level_m.size().
+  std::shared_ptr<const HeadMetric> head;
   // The coordinates some row has, a bit each (Preconditioner::in_rows; shared by the chains).
   // Empty: every coordinate counts as in a row.
   std::span<const uint64_t> in_rows;
@@ -134,6 +137,7 @@ class Chain {
   ChainConfig cfg_;
   std::unique_ptr<Snapshot> snap_;
   Noise noise_;
+  std::unique_ptr<DenseHead> head_;  // the metric's dense block (null: none); before state_, which reads it
   LazyState state_;         // with the aggregate A (strategies with one)
   HugeArray<double> grad_;  // `full`: the whole gradient of a step
   double full_loss_ = 0;    // `full`: the loss at theta of the rows so far

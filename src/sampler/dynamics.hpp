@@ -50,8 +50,18 @@ struct DynamicsInfo {
 struct CoordinateDynamics {
   GaussianJumps jumps;
   double eval_shift = 0;  // G at theta + eval_shift p
+  bool still = false;     // never moves on its own (the dense block's level): no jump, no noise
   CoordinateDynamics(const DynamicsInfo& info, const DynamicsParams& p, uint64_t table_size)
       : jumps(info.step(p), table_size), eval_shift(info.eval_shift ? info.eval_shift(p) : 0.0) {}
+  // The dense block's level: it never moves on its own (the block's step moves it).
+  static CoordinateDynamics still_level(int dim, double shift) {
+    CoordinateDynamics d(GaussianStep::identity(dim), shift);
+    d.still = true;
+    return d;
+  }
+
+ private:
+  CoordinateDynamics(const GaussianStep& step, double shift) : jumps(step, 1), eval_shift(shift) {}
 };
 
 std::span<const DynamicsInfo> registered_dynamics();

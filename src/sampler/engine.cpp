@@ -209,6 +209,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   cfg.friction = run_.friction;
   cfg.level_m = pre_.level_m;
   cfg.level = pre_.level.empty() ? nullptr : pre_.level.data();
+  cfg.head = pre_.head;
   cfg.in_rows = pre_.in_rows;
   cfg.stamps_in_record = run_.stamps_in_record;
   cfg.prior_var = run_.given.prior_var;

@@ -331,6 +331,7 @@ class LazyState {
   uint32_t offset(uint64_t k) const { return static_cast<uint32_t>(k - base_); }
   // k steps of coordinate j at level l with constant gradient term a.
   void advance(uint32_t j, uint32_t l, double a, uint64_t k, Noise& noise) {
+    if (dyn_[l].still) return;
     const GaussianJumps& jumps = dyn_[l].jumps;
     double* r = rec(j);
     if (two_) {

@@ -49,6 +49,7 @@ SampleOptions as_sample(const OptimizeOptions& o) {
   s.chains = 1;
   s.step = o.step;
   s.precondition = o.precondition;
+  s.metric = "diag";  // the dense block is the sampler's (its gradient norm is in diag's M)
   s.batch = o.batch;
   s.epochs = 1;
   s.evaluations = 0;

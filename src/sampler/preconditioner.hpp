@@ -21,18 +21,23 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "agld/sample.hpp"
 #include "agld/store.hpp"
 #include "model/model.hpp"
+#include "sampler/head_metric.hpp"
 
 namespace agld::sampler {
 
 struct Preconditioner {
   std::vector<double> level_m;      // M of each level, level 0 the largest
-  std::vector<uint8_t> level;       // each coordinate's level (d)
+  // Each coordinate's level (d); a head coordinate's is level_m.size(), a level that never
+  // moves on its own (the head steps it).
+  std::vector<uint8_t> level;
+  std::shared_ptr<const HeadMetric> head;  // null: diagonal everywhere
   // Bit j (word j / 64, bit j % 64): coordinate j is in some row of the store (or is the
   // intercept). A coordinate in no row has no data term: a refresh leaves its gradient the
   // prior's alone, and need not bring it current (LazyState::catch_up_rows).

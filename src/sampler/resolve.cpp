@@ -146,8 +146,8 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   if (o.precondition != "diag" && o.precondition != "none") {
     return Status::invalid_argument("unknown --precondition '" + o.precondition + "' (known: diag, none)");
   }
-  if (!o.metric.empty() && o.precondition != "diag") {
-    return Status::invalid_argument("--metric sets the diagonal preconditioner: it needs --precondition diag (the default)");
+  if (!o.metric.empty() && o.metric != "diag" && o.precondition != "diag") {
+    return Status::invalid_argument("--metric sets the preconditioner's M: it needs --precondition diag (the default)");
   }
   if (o.chain_id == 0) return Status::invalid_argument("--chain-id must be at least 1 (chains are numbered from 1)");
   const uint64_t n_rows = m.rows;

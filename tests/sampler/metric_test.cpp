@@ -57,6 +57,7 @@ class Metric : public ::testing::Test {
     o.iterations = 200;
     o.evaluations = 1;
     o.seed = test_seed(192);
+    o.metric = "diag";  // the statistics' diagonal, which a file of sds replaces
     return o;
   }
   // A .npy of (d, 2): mean 0 and sd[j].

@@ -55,6 +55,7 @@ void run_diag(const Store& store, DiagRun* out) {
   o.method = "tmu-rr";
   o.model = "linear";
   o.precondition = "diag";
+  o.metric = "diag";  // the diagonal's own rules
   o.chains = 2;
   o.iterations = 3000;
   o.evaluations = 1;
@@ -127,6 +128,7 @@ TEST(Preconditioner, TheStepIsCheckedInItsMetric) {
   SampleOptions o;
   o.model = "linear";
   o.precondition = "diag";
+  o.metric = "diag";  // the diagonal's own rules
   o.iterations = 200;
   o.chains = 1;
   KeepDraws keep;
@@ -190,6 +192,7 @@ TEST(Preconditioner, TheDefaultStepBoundsARowsKick) {
     o.model = "linear";
     o.method = method;
     o.precondition = "diag";
+    o.metric = "diag";  // the diagonal's own rules
     o.batch = 10;
     o.chains = 2;
     o.epochs = 3;

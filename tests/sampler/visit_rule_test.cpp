@@ -33,6 +33,7 @@ TEST(VisitRule, LowersWhatTheVisitsAfford) {
   SampleOptions o;
   o.model = "linear";
   o.precondition = "diag";
+  o.metric = "diag";  // the diagonal's own rules
   o.batch = 100;
   o.iterations = 20000;
   o.chains = 1;

@@ -203,7 +203,8 @@ TEST_F(SampleCli, BadOptionsAreOneLineUsageErrors) {
                                          {" --batch 0", "--batch"},
                                          {" --track 99", "--track"},
                                          {" --step 2 --precondition none", "below --prior-var"},
-                                         {" --step 1e9", "--step times the largest M_j"},  // diag, the default
+                                         {" --step 1e9 --metric diag", "--step times the largest M_j"},
+                                         {" --step 2", "the dense block's step is at most 1"},  // auto, the default
                                          {" --burn-in 100 --iterations 50", "--burn-in"},
                                          {" --rao-blackwell always", "unknown --rao-blackwell 'always' (known: auto, off)"}}) {
     auto r = run_agld(base + c.args);

@@ -1,0 +1,83 @@
+#include "sampler/dense_head.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace agld::sampler {
+DenseHead::DenseHead(std::shared_ptr<const HeadMetric> metric, const DynamicsInfo& info, const DynamicsParams& params)
+    : metric_(std::move(metric)), two_(info.state_dim == 2), inv_s2p_(inverse_prior_var(params.prior_var)) {
+  const Eigen::Index k = static_cast<Eigen::Index>(size());
+  g_ = mg_ = z1_ = z2_ = lz1_ = lz2_ = Eigen::VectorXd::Zero(k);
+  const double a = metric_->ld_step;  // ld's drift step; the underdamped transition's time
+  if (!two_) {
+    c_.b0 = -a;
+    c_.fx1 = std::sqrt(std::max(0.0, params.temperature * (2 * a - a * a)));
+  } else {
+    c_ = GaussianJumps::coef(critical_unit_step(a, params.temperature));
+  }
+}
+
+GaussianStep critical_unit_step(double h, double temperature) {
+  // A = [[0, 1], [-1, -2]] = -I + N with N = [[1, 1], [-1, -1]], N^2 = 0: E = e^-h (I + h N).
+  // F = int_0^h e^{A t} dt = [[I0 + I1, I1], [-I1, I0 - I1]], I0 = 1 - e^-h, I1 = 1 - e^-h (1 + h).
+  // With r = G - x: s' = E s - F e2 (G - x) + w = (E + F e2 e1^T) s - F e2 G + w, whose first
+  // column is (E00 + I1, E10 + I0 - I1) = (1, 0): G alone moves the position. Q = T (I - E E^T),
+  // the stationary covariance T I less what E carries over.
+  const double e = std::exp(-h), e2 = std::exp(-2 * h);
+  const double i1 = -std::expm1(-h) - h * e;  // 1 - e^-h (1 + h)
+  GaussianStep s;
+  s.dim = 2;
+  s.n01 = e * h;
+  s.n11 = std::expm1(-h) - h * e;  // e^-h (1 - h) - 1
+  s.b0 = -i1;
+  s.b1 = -e * h;                   // -(I0 - I1)
+  s.q00 = temperature * (-std::expm1(-2 * h) - e2 * (2 * h + 2 * h * h));
+  s.q01 = temperature * (2 * h * h * e2);
+  s.q11 = temperature * (-std::expm1(-2 * h) + e2 * (2 * h - 2 * h * h));
+  return s;
+}
+
+CoordinateDynamics DenseHead::frozen_level() const { return CoordinateDynamics::still_level(two_ ? 2 : 1, shift_); }
+
+void DenseHead::step(LazyState& s, Noise& noise) {
+  const std::span<const uint32_t> js = coords();
+  const Eigen::Index k = static_cast<Eigen::Index>(js.size());
+  for (Eigen::Index i = 0; i < k; ++i) g_[i] += s.a(js[i]) + s.eval(js[i]) * inv_s2p_;
+  mg_.noalias() = metric_->m.selfadjointView<Eigen::Lower>() * g_;
+  for (Eigen::Index i = 0; i < k; ++i) z1_[i] = noise();
+  lz1_.noalias() = metric_->l.triangularView<Eigen::Lower>() * z1_;
+  const bool z2 = two_ && c_.fx2 != 0;
+  if (z2) {
+    for (Eigen::Index i = 0; i < k; ++i) z2_[i] = noise();
+    lz2_.noalias() = metric_->l.triangularView<Eigen::Lower>() * z2_;
+  }
+  StridedSpan<double> x = s.x();
+  if (!two_) {
+    for (Eigen::Index i = 0; i < k; ++i) {
+      double& xj = x[js[i]];
+      xj = xj + (c_.n00 * xj + c_.b0 * mg_[i]) + c_.fx1 * lz1_[i];
+    }
+  } else {
+    StridedSpan<double> p = s.p();
+    for (Eigen::Index i = 0; i < k; ++i) {
+      double& xj = x[js[i]];
+      double& pj = p[js[i]];
+      const double x0 = xj, p0 = pj;
+      xj = x0 + (c_.n00 * x0 + c_.n01 * p0 + c_.b0 * mg_[i]) + (c_.fx1 * lz1_[i] + (z2 ? c_.fx2 * lz2_[i] : 0.0));
+      pj = p0 + (c_.n10 * x0 + c_.n11 * p0 + c_.b1 * mg_[i]) + c_.fp1 * lz1_[i];
+    }
+  }
+  g_.setZero();
+}
+
+void DenseHead::start_momenta(LazyState& s) const {
+  if (!two_) return;
+  const std::span<const uint32_t> js = coords();
+  StridedSpan<double> p = s.p();
+  Eigen::VectorXd v(static_cast<Eigen::Index>(js.size()));
+  for (size_t i = 0; i < js.size(); ++i) v[static_cast<Eigen::Index>(i)] = p[js[i]];
+  const Eigen::VectorXd q = metric_->l.triangularView<Eigen::Lower>() * v;
+  for (size_t i = 0; i < js.size(); ++i) p[js[i]] = q[static_cast<Eigen::Index>(i)];
+}
+
+}  // namespace agld::sampler

@@ -1,0 +1,65 @@
+// The dense block of the metric (docs/samplers.md, "A dense metric"): K coordinates (the
+// intercept and the most frequent features, or all d) with a K x K metric M = L L^T, stepped
+// together every iteration. In phi = L^-1 theta the block has the identity metric, and every
+// dynamics steps each phi coordinate with its own one-step triple (sampler/gaussian_step.hpp)
+// at M = 1; mapped back by L, the step is
+//     theta' = theta + n00 theta + n01 q + b0 M G + L (fx1 z1 + fx2 z2)
+//     q'     = q + n10 theta + n11 q + b1 M G + fp1 L z1
+// with q = L p the momentum in theta units and G the whole gradient: the data's estimate, the
+// aggregate's entry and the prior x / s2p at the evaluation point, which the triple then
+// leaves out (prior_var infinite), since M couples it across the block. ld's block steps
+//     theta' = theta - a M G + sqrt(T (2a - a^2)) L z,
+// its noise's variance 2a - a^2 instead of 2a: with G = M^-1 (theta - mu) (a Gaussian whose
+// Hessian M^-1 is) the step is then exact at any a <= 1, where 2a alone would inflate every
+// variance by 1 / (1 - a/2). Where the Hessian differs from M^-1 by the factor lambda along a
+// direction, the variance's relative error is about a (1 - lambda) / 2: the preconditioner
+// chooses a from that (HeadMetric::ld_step). The underdamped dynamics step the block (in phi)
+// with the exact transition over time a of the critically damped diffusion on the unit
+// Gaussian, dx = p dt, dp = -(x + r) dt - 2 p dt + 2 sqrt(T) dW, r = G - x held constant over
+// the step (critical_unit_step): exact, again, where M^-1 is the Hessian, and its gradient at
+// theta (no midpoint). hmc, hmc2 and svrhmc differ only off the block.
+// Internal to the sampler layer.
+#pragma once
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "sampler/dynamics.hpp"
+#include "sampler/lazy_state.hpp"
+#include "sampler/preconditioner.hpp"
+
+namespace agld::sampler {
+
+// The transition above as a triple, its gradient term the whole G (sampler/gaussian_step.hpp).
+GaussianStep critical_unit_step(double h, double temperature);
+
+class DenseHead {
+ public:
+  // The step is metric->ld_step; params gives the temperature and the prior.
+  DenseHead(std::shared_ptr<const HeadMetric> metric, const DynamicsInfo& info, const DynamicsParams& params);
+
+  size_t size() const { return metric_->coords.size(); }
+  std::span<const uint32_t> coords() const { return metric_->coords; }
+  // The level the lazy state gives the block: it never moves on its own (no jump, no noise);
+  // its gradient point is theta.
+  CoordinateDynamics frozen_level() const;
+
+  // The data's part of the block's gradient, by head position, for the caller to fill before step().
+  std::span<double> data_gradient() { return {g_.data(), static_cast<size_t>(g_.size())}; }
+  // One step of the block in s (its data gradient filled, its aggregate entries the old A).
+  void step(LazyState& s, Noise& noise);
+  // The momenta's stationary law in theta units: q = L p for the block's p ~ N(0, T) as drawn.
+  void start_momenta(LazyState& s) const;
+
+ private:
+  std::shared_ptr<const HeadMetric> metric_;
+  GaussianJumps::Coef c_;
+  bool two_;
+  double inv_s2p_;
+  double shift_ = 0;  // where the block's gradient is evaluated: theta
+  Eigen::VectorXd g_, mg_, z1_, z2_, lz1_, lz2_;
+};
+
+}  // namespace agld::sampler
