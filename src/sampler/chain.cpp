@@ -93,7 +93,6 @@ void Chain::start_momenta() {
   if (head_) head_->start_momenta(state_);
 }
 
-
 void Chain::start_around(const CoordinateFile& init) {
   start_dispersed();  // the spread where the file gives none (and the momenta)
   const StridedSpan<double> x = state_.x();
@@ -231,11 +230,7 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     for (size_t e = 0; e < idx.size(); ++e) g_[state_.slot(idx[e])] += c * val[e];
   }
   // The head's data gradient is read by slot before the support leaves; its step comes last.
-  if (head_) {
-    const std::span<double> hg = head_->data_gradient();
-    const std::span<const uint32_t> js = head_->coords();
-    for (size_t i = 0; i < js.size(); ++i) hg[i] = state_.in_support(js[i]) ? g_[state_.slot(js[i])] : 0.0;
-  }
+  if (head_) head_->gather([this](uint32_t j) { return state_.in_support(j) ? g_[state_.slot(j)] : 0.0; });
   if (cfg_.dense) {  // every coordinate, one plain step (no jumps): the reference for the tests
     for (uint32_t j = 0; j < cfg_.dim; ++j) {
       const double g = state_.in_support(j) ? g_[state_.slot(j)] : 0.0;
@@ -304,11 +299,7 @@ Status Chain::full_step(uint64_t k, bool keep, bool do_step) {
     std::fill(grad_.begin(), grad_.end(), 0.0);
     return Status::ok();
   }
-  if (head_) {
-    const std::span<double> hg = head_->data_gradient();
-    const std::span<const uint32_t> js = head_->coords();
-    for (size_t i = 0; i < js.size(); ++i) hg[i] = grad_[js[i]];
-  }
+  if (head_) head_->gather([this](uint32_t j) { return grad_[j]; });
   for (uint32_t j = 0; j < cfg_.dim; ++j) {
     state_.step_one(j, grad_[j], noise_);
     grad_[j] = 0;

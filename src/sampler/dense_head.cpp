@@ -37,12 +37,10 @@ GaussianStep critical_unit_step(double h, double temperature) {
   return s;
 }
 
-CoordinateDynamics DenseHead::frozen_level() const { return CoordinateDynamics::still_level(two_ ? 2 : 1, shift_); }
-
 void DenseHead::step(LazyState& s, Noise& noise) {
   const std::span<const uint32_t> js = coords();
   const Eigen::Index k = static_cast<Eigen::Index>(js.size());
-  for (Eigen::Index i = 0; i < k; ++i) g_[i] += s.a(js[i]) + s.eval(js[i]) * inv_s2p_;
+  for (Eigen::Index i = 0; i < k; ++i) g_[i] += s.a(js[i]) + s.x(js[i]) * inv_s2p_;
   mg_.noalias() = metric_->m.selfadjointView<Eigen::Lower>() * g_;
   for (Eigen::Index i = 0; i < k; ++i) z1_[i] = noise();
   lz1_.noalias() = metric_->l.triangularView<Eigen::Lower>() * z1_;

@@ -1,13 +1,13 @@
 // The dense block of the metric (docs/samplers.md, "A dense metric"): K coordinates (the
 // intercept and the most frequent features, or all d) with a K x K metric M = L L^T, stepped
-// together every iteration. In phi = L^-1 theta the block has the identity metric, and every
-// dynamics steps each phi coordinate with its own one-step triple (sampler/gaussian_step.hpp)
-// at M = 1; mapped back by L, the step is
+// together every iteration. In phi = L^-1 theta the block has the identity metric, and each
+// phi coordinate steps by one triple (sampler/gaussian_step.hpp) whose gradient term is the
+// whole G; mapped back by L, the step is
 //     theta' = theta + n00 theta + n01 q + b0 M G + L (fx1 z1 + fx2 z2)
 //     q'     = q + n10 theta + n11 q + b1 M G + fp1 L z1
 // with q = L p the momentum in theta units and G the whole gradient: the data's estimate, the
-// aggregate's entry and the prior x / s2p at the evaluation point, which the triple then
-// leaves out (prior_var infinite), since M couples it across the block. ld's block steps
+// aggregate's entry and the prior x / s2p (M couples the prior across the block, so no triple
+// takes it in). ld's block steps
 //     theta' = theta - a M G + sqrt(T (2a - a^2)) L z,
 // its noise's variance 2a - a^2 instead of 2a: with G = M^-1 (theta - mu) (a Gaussian whose
 // Hessian M^-1 is) the step is then exact at any a <= 1, where 2a alone would inflate every
@@ -44,11 +44,15 @@ class DenseHead {
   std::span<const uint32_t> coords() const { return metric_->coords; }
   // The level the lazy state gives the block: it never moves on its own (no jump, no noise);
   // its gradient point is theta.
-  CoordinateDynamics frozen_level() const;
+  CoordinateDynamics frozen_level() const { return CoordinateDynamics::still_level(two_ ? 2 : 1); }
 
-  // The data's part of the block's gradient, by head position, for the caller to fill before step().
-  std::span<double> data_gradient() { return {g_.data(), static_cast<size_t>(g_.size())}; }
-  // One step of the block in s (its data gradient filled, its aggregate entries the old A).
+  // The data's part of the block's gradient, data(j) for each of its coordinates j, before step().
+  template <class Data>
+  void gather(Data data) {
+    const std::span<const uint32_t> js = coords();
+    for (size_t i = 0; i < js.size(); ++i) g_[static_cast<Eigen::Index>(i)] = data(js[i]);
+  }
+  // One step of the block in s (its data gradient gathered, its aggregate entries the old A).
   void step(LazyState& s, Noise& noise);
   // The momenta's stationary law in theta units: q = L p for the block's p ~ N(0, T) as drawn.
   void start_momenta(LazyState& s) const;
@@ -58,7 +62,6 @@ class DenseHead {
   GaussianJumps::Coef c_;
   bool two_;
   double inv_s2p_;
-  double shift_ = 0;  // where the block's gradient is evaluated: theta
   Eigen::VectorXd g_, mg_, z1_, z2_, lz1_, lz2_;
 };
 

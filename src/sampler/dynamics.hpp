@@ -53,15 +53,16 @@ struct CoordinateDynamics {
   bool still = false;     // never moves on its own (the dense block's level): no jump, no noise
   CoordinateDynamics(const DynamicsInfo& info, const DynamicsParams& p, uint64_t table_size)
       : jumps(info.step(p), table_size), eval_shift(info.eval_shift ? info.eval_shift(p) : 0.0) {}
-  // The dense block's level: it never moves on its own (the block's step moves it).
-  static CoordinateDynamics still_level(int dim, double shift) {
-    CoordinateDynamics d(GaussianStep::identity(dim), shift);
+  // The dense block's level: it never moves on its own (the block's step moves it), and its
+  // gradient is at theta.
+  static CoordinateDynamics still_level(int dim) {
+    CoordinateDynamics d(GaussianStep::identity(dim));
     d.still = true;
     return d;
   }
 
  private:
-  CoordinateDynamics(const GaussianStep& step, double shift) : jumps(step, 1), eval_shift(shift) {}
+  explicit CoordinateDynamics(const GaussianStep& step) : jumps(step, 1) {}
 };
 
 std::span<const DynamicsInfo> registered_dynamics();

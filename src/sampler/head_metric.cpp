@@ -54,8 +54,7 @@ struct BlockRows {
 };
 
 BlockRows block_rows(const RowSample& s, const std::vector<uint32_t>& locals) {
-  std::vector<int32_t> at(s.cols.size(), -1);
-  for (size_t i = 0; i < locals.size(); ++i) at[locals[i]] = static_cast<int32_t>(i);
+  const std::vector<int32_t> at = s.positions(locals);
   BlockRows b;
   for (uint64_t i = 0; i < s.rows(); ++i) {
     for (uint64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
@@ -123,10 +122,18 @@ double objective(const BlockRows& b, const RowSample& s, const model::Model& mod
 
 constexpr int kNewtonIterations = 30;
 
+// head->l = M's lower Cholesky factor; false if M is not positive definite.
+bool factor(HeadMetric* head) {
+  Eigen::LLT<Eigen::MatrixXd> lm(head->m);
+  if (lm.info() != Eigen::Success) return false;
+  head->l = lm.matrixL();
+  return true;
+}
+
 }  // namespace
 
 Status head_at_mode(const RowSample& s, const model::Model& model, const std::vector<double>& h_floor, double scale,
-                    double inv_s2p, HeadMetric* head, std::vector<double>* weights, std::string* rule) {
+                    double inv_s2p, HeadMetric* head, std::vector<double>* weights, bool* at_mode, std::string* rule) {
   const std::vector<uint32_t> locals = s.locals(head->coords);
   const auto k = static_cast<Eigen::Index>(locals.size());
   const BlockRows b = block_rows(s, locals);
@@ -176,10 +183,10 @@ Status head_at_mode(const RowSample& s, const model::Model& model, const std::ve
       break;
     }
   }
-  const bool at_mode = converged && t.allFinite() && t.norm() < 1e6;
+  *at_mode = converged && t.allFinite() && t.norm() < 1e6;
   double w_mean = 0;
   for (uint64_t i = 0; i < b.rows(); ++i) {
-    w[i] = at_mode ? model.d2loss(s.labels[i], m[i]) : c;
+    w[i] = *at_mode ? model.d2loss(s.labels[i], m[i]) : c;
     w_mean += w[i];
   }
   w_mean = b.rows() ? w_mean / static_cast<double>(b.rows()) : c;
@@ -203,11 +210,9 @@ Status head_at_mode(const RowSample& s, const model::Model& model, const std::ve
   if (llt.info() != Eigen::Success) return Status::internal("the dense metric's curvature is not positive definite");
   head->m = llt.solve(Eigen::MatrixXd::Identity(k, k));
   head->m = 0.5 * (head->m + head->m.transpose());
-  Eigen::LLT<Eigen::MatrixXd> lm(head->m);
-  if (lm.info() != Eigen::Success) return Status::internal("the dense metric is not positive definite");
-  head->l = lm.matrixL();
+  if (!factor(head)) return Status::internal("the dense metric is not positive definite");
   *weights = std::move(w);
-  *rule = at_mode ? fmt::format("M = H^-1, H the Hessian of the posterior restricted to the block at its mode on {} "
+  *rule = *at_mode ? fmt::format("M = H^-1, H the Hessian of the posterior restricted to the block at its mode on {} "
                                 "sampled rows ({} Newton steps; mean l'' there {:.3g}, the bound {:g})",
                                 b.rows(), it, w_mean, c)
                   : fmt::format("M = H^-1, H at the curvature bound c = {:g} on {} sampled rows (the restricted "
@@ -243,13 +248,8 @@ Status dense_metric_file(const CoordinateFile& file, const std::string& path, ui
       }
     }
   }
-  Eigen::LLT<Eigen::MatrixXd> lm(head->m);
-  if (lm.info() != Eigen::Success) {
-    return Status::invalid_argument("--metric " + path + ": the matrix is not positive definite");
-  }
-  head->l = lm.matrixL();
+  if (!factor(head)) return Status::invalid_argument("--metric " + path + ": the matrix is not positive definite");
   return Status::ok();
 }
-
 
 }  // namespace agld::sampler

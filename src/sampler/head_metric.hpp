@@ -25,7 +25,9 @@ inline constexpr uint64_t kMaxDense = 4096;
 // K coordinates whose M is a K x K matrix, stepped together every iteration; the others keep
 // their diagonal levels. Shared by the chains.
 struct HeadMetric {
-  std::vector<uint32_t> coords;  // the block's coordinates, the intercept (if any) first
+  // The block's coordinates in M's order: the intercept (if any) first, then by rows; a d x d
+  // file's in coordinate order.
+  std::vector<uint32_t> coords;
   Eigen::MatrixXd m;             // M (symmetric positive definite), K x K
   Eigen::MatrixXd l;             // its lower Cholesky factor: L L^T = M
   // ld's drift step on the block, a <= 1 (sampler/dense_head.hpp): theta' = theta - a M G +
@@ -47,9 +49,9 @@ Status parse_metric(const std::string& given, uint64_t dim, MetricRequest* out);
 // restricted to the block, H = (N/S) sum_i l''(y_i, x_iB . t) x_iB x_iB' + I/s2p, at that
 // restriction's mode t (Newton; the other coordinates at their prior mean 0), each diagonal
 // entry at least h_floor's share of it; M = H^-1. *weights gets each sampled row's l'' at t;
-// *rule says how H was found.
+// *at_mode whether Newton found t (else H is at the curvature bound c); *rule says how H was found.
 Status head_at_mode(const RowSample& s, const model::Model& model, const std::vector<double>& h_floor, double scale,
-                    double inv_s2p, HeadMetric* head, std::vector<double>* weights, std::string* rule);
+                    double inv_s2p, HeadMetric* head, std::vector<double>* weights, bool* at_mode, std::string* rule);
 
 // M from a d x d file: finite, symmetric and positive definite, or a one-line error.
 Status dense_metric_file(const CoordinateFile& file, const std::string& path, uint64_t dim, HeadMetric* head);

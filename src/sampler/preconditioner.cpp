@@ -117,8 +117,7 @@ double power_lambda(const RowSample& s, const std::vector<float>& m, const std::
 // w_i x_iB' M_BB x_iB with w_i the row's l'' where the block's M came from (weights; c without).
 std::pair<double, double> row_kicks(const RowSample& s, const std::vector<uint32_t>& hl, const HeadMetric* head,
                                     const std::vector<double>& weights, double c, double per_row) {
-  std::vector<int32_t> pos(s.cols.size(), -1);  // local column -> block position
-  for (size_t i = 0; i < hl.size(); ++i) pos[hl[i]] = static_cast<int32_t>(i);
+  const std::vector<int32_t> pos = s.positions(hl);  // local column -> block position
   std::vector<std::pair<int32_t, double>> in_head;
   double tail = 0, block = 0;
   for (uint64_t i = 0; i < s.rows(); ++i) {
@@ -142,15 +141,14 @@ std::pair<double, double> row_kicks(const RowSample& s, const std::vector<uint32
 
 // M_j = min(sd_j^2, cap_j) with sd_j column 1 of the .npy at path, cap_j what *m holds (1/q_j,
 // or 0 for a coordinate with neither data nor prior: then sd_j^2).
-Status apply_metric(const CoordinateFile& file_ref, uint64_t dim, std::vector<float>* m) {
-  const CoordinateFile* file = &file_ref;
+Status apply_metric(const CoordinateFile& file, uint64_t dim, std::vector<float>* m) {
   for (uint64_t j = 0; j < dim; ++j) {
-    const double sd = file->at(j, 1);
+    const double sd = file.at(j, 1);
     const float var = static_cast<float>(sd * sd);
     float& mj = (*m)[j];
     mj = mj > 0 ? std::min(mj, var) : var;
   }
-  file->release(dim);
+  file.release(dim);
   return Status::ok();
 }
 
@@ -217,13 +215,14 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   Preconditioner p;
   r->metric_rule = head_rule;
   // The head: the intercept first, then the features with the most rows (ties: the lower
-  // index), with each one's exact curvature h_j for the block's diagonal.
+  // index), with each one's exact curvature h_j for the block's diagonal; or a d x d file's M,
+  // checked here, before any row is read.
   auto head = std::make_shared<HeadMetric>();
+  if (request.dense_file) AGLD_RETURN_IF_ERROR(dense_metric_file(*request.file, r->given.metric, r->dim, head.get()));
   std::vector<double> h_exact;
   using Ranked = std::pair<uint64_t, uint32_t>;  // (rows, -index order via comparator)
   auto worse = [](const Ranked& a, const Ranked& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
   std::vector<Ranked> heap;  // a min-heap of the best features by `worse`
-  std::vector<double> feature_h;  // h_j of the features in the heap, by index, filled below
   const uint64_t k_features = k_head - (k_head > 0 && r->given.intercept ? 1 : 0);
   // M_j = 1 / max(h_j, q_j); 0 marks a coordinate with neither data nor prior (set below).
   std::vector<float> m(r->dim, 0.0f);
@@ -272,7 +271,9 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     st = apply_metric(*request.file, r->dim, &m);
     if (!st.is_ok()) return st;
   }
-  if (k_head == r->dim) {
+  if (request.dense_file) {
+    // coords and M from the file
+  } else if (k_head == r->dim) {
     for (uint64_t j = 0; j < r->dim; ++j) head->coords.push_back(static_cast<uint32_t>(j));
     if (r->given.intercept) std::rotate(head->coords.begin(), head->coords.end() - 1, head->coords.end());
   } else if (k_head > 0) {
@@ -321,13 +322,11 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   bool at_mode = false;
   if (k_head > 0) {
     if (request.dense_file) {
-      st = dense_metric_file(*request.file, r->given.metric, r->dim, head.get());
       curvature_rule = "M from the file";
     } else {
-      st = head_at_mode(sample, model, h_exact, scale, inv_s2p, head.get(), &weights, &curvature_rule);
-      at_mode = curvature_rule.find("at its mode") != std::string::npos;
+      st = head_at_mode(sample, model, h_exact, scale, inv_s2p, head.get(), &weights, &at_mode, &curvature_rule);
+      if (!st.is_ok()) return st;
     }
-    if (!st.is_ok()) return st;
     hl = sample.locals(head->coords);
   }
   const uint64_t power_seed = mix64(r->given.seed ^ 0x70e3u);

@@ -16,6 +16,12 @@ std::vector<uint32_t> RowSample::locals(std::span<const uint32_t> js) const {
   return out;
 }
 
+std::vector<int32_t> RowSample::positions(const std::vector<uint32_t>& locals) const {
+  std::vector<int32_t> at(cols.size(), -1);
+  for (size_t i = 0; i < locals.size(); ++i) at[locals[i]] = static_cast<int32_t>(i);
+  return at;
+}
+
 Status read_row_sample(const Store& train, const ResolvedSample& r, const std::vector<float>& m,
                        std::span<const uint32_t> extra_cols, RowSample* out, uint64_t* rows_read) {
   const uint64_t want = std::min<uint64_t>(kSampleRows, train.meta().rows);

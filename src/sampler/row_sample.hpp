@@ -25,6 +25,8 @@ struct RowSample {
   uint64_t rows() const { return offsets.size() - 1; }
   // The local columns of coordinates js (each must be among cols: read_row_sample's extra_cols).
   std::vector<uint32_t> locals(std::span<const uint32_t> js) const;
+  // By local column: its position among `locals` (-1 where it is none of them).
+  std::vector<int32_t> positions(const std::vector<uint32_t>& locals) const;
 };
 
 // Reads the sample for run r, each value scaled by sqrt(m[j]); extra_cols get local columns
