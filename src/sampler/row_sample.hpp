@@ -1,6 +1,8 @@
 // A sample of the training store's rows for the preconditioner's step rule and the dense
 // block's curvature: whole chunks in a seeded random order, at most kSampleRows rows and
-// kSampleNnz nonzeros, the intercept's constant appended. Internal to the sampler layer.
+// kSampleNnz nonzeros, the intercept's constant appended. On a store whose rows keep their
+// source order, every stride-th row of up to kSpreadChunks chunks instead (one chunk there is
+// one stretch of time, not a sample). Internal to the sampler layer.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@ namespace agld::sampler {
 
 inline constexpr uint64_t kSampleRows = 65536;
 inline constexpr uint64_t kSampleNnz = uint64_t{1} << 22;
+inline constexpr uint64_t kSpreadChunks = 64;
 
 // Its columns renumbered 0 .. cols - 1 (local) and its values scaled by sqrt(m_j).
 struct RowSample {
@@ -30,7 +33,7 @@ struct RowSample {
 };
 
 // Reads the sample for run r, each value scaled by sqrt(m[j]); extra_cols get local columns
-// even if no sampled row has them. *rows_read gets the rows read.
+// even if no sampled row has them. *rows_read gets the rows read (kept or not: the passes count them).
 Status read_row_sample(const Store& train, const ResolvedSample& r, const std::vector<float>& m,
                        std::span<const uint32_t> extra_cols, RowSample* out, uint64_t* rows_read);
 
