@@ -114,6 +114,12 @@ nlohmann::json config_json(const SampleOptions& given, const ResolvedSample& r, 
           {"iterations", r.iterations},
           {"epochs", r.epochs},
           {"length_rule", r.length_rule},
+          {"until_mixed", {{"asked", o.until_mixed},
+                           {"on", r.until_mixed},
+                           {"rule", r.until_mixed_rule},
+                           {"target_rhat", r.target_rhat},
+                           {"target_ess", r.target_ess},
+                           {"max_passes", o.max_passes ? nlohmann::json(*o.max_passes) : nlohmann::json()}}},
           {"burn_in", r.burn_in},
           {"thin", r.thin},
           {"draws_per_chain", r.draws},
@@ -210,7 +216,17 @@ class CliObserver final : public SampleObserver {
     // A test hook: the process dies (SIGKILL) right after its N-th checkpoint is in place.
     if (const char* n = std::getenv("AGLD_TEST_KILL_AFTER_CHECKPOINT")) kill_after_ = std::strtoull(n, nullptr, 10);
   }
-  Status on_start(const ResolvedSample& run) override {
+  Status on_start(const ResolvedSample& run) override { return w_.start(run, comments(run)); }
+  Status on_stage(const ResolvedSample& run) override {
+    if (!quiet_) {
+      if (progress_) std::cerr << "\r\033[K";
+      std::cerr << fmt::format("agld: not mixed after {} iterations: going on to {} (stage {}; the draws so far are burn-in)\n",
+                               run.burn_in, run.iterations, run.stage);
+    }
+    return w_.restart_draws(run, comments(run));
+  }
+  // The draws files' head comments.
+  static std::vector<std::string> comments(const ResolvedSample& run) {
     std::vector<std::string> comments = {
         fmt::format("agld {} sample", kVersion),
         fmt::format("model = {}, prior_var = {}, intercept = {}", run.given.model,
@@ -227,8 +243,10 @@ class CliObserver final : public SampleObserver {
                     run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
         fmt::format("seed = {}, rows = {}, dim = {}", run.given.seed, run.rows, run.dim),
         fmt::format("unseen directions = {} ({})", run.unseen_directions, run.unseen_rule),
+        fmt::format("until mixed: {}{}", run.until_mixed_rule,
+                    run.until_mixed ? fmt::format("; stage {}", run.stage) : std::string()),
         "lp__ is -U(theta) estimated from the iteration's minibatch (exact for lmc)"};
-    return w_.start(run, comments);
+    return comments;
   }
   Status on_draw(const DrawRecord& d) override { return w_.draw(d); }
   Status on_eval(const EvalRecord& e) override { return w_.eval(e); }
@@ -369,7 +387,10 @@ int run_sample(SampleArgs& a) {
   nlohmann::json cfg = config_json(o, result.run, *train, test.get());
   cfg["result"] = {{"draws", result.draws},
                    {"seconds", result.seconds},
-                   {"stopped_early", result.stopped_early}};
+                   {"stopped_early", result.stopped_early},
+                   {"stages", result.run.stage + 1},
+                   {"stop_reason", result.stop_reason},
+                   {"stage_verdicts", result.stage_verdicts}};
   if (result.run.rao_blackwell) {
     cfg["result"]["rao_blackwell"] = {{"conditional_draws", result.rb_samples},
                                       {"means", result.rb_means},
@@ -407,8 +428,9 @@ int run_sample(SampleArgs& a) {
             : "";
     std::cerr << "agld: warning: the chains have not mixed: R-hat exceeds 1.01 " << where << rb
               << "; their means and sds are not yet the posterior's"
-              << ". Try a longer run (--epochs), or see agld summary "
-              << a.out << " and docs/samplers.md, \"When the chains have not mixed\"\n";
+              << (r.until_mixed ? fmt::format(" ({}; a larger --max-passes lets it go on)", result.stop_reason)
+                                : std::string(". Try a longer run (--epochs, or --until-mixed on)"))
+              << "; see agld summary " << a.out << " and docs/samplers.md, \"When the chains have not mixed\"\n";
   }
   if (a.quiet) return kExOk;
 
@@ -420,6 +442,7 @@ int run_sample(SampleArgs& a) {
   fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} chains x {} iterations ({:.3g} passes read)\n",
                  r.method, train->path(), r.given.model, r.rows, r.dim, r.given.chains, r.iterations,
                  result.last_eval ? result.last_eval->passes : 0.0);
+  if (r.until_mixed) fmt::format_to(std::back_inserter(b), "until mixed: {}\n", result.stop_reason);
   const std::string table = summary_text(summary);
   b.append(table.data(), table.data() + table.size());
   if (result.last_eval && !std::isnan(result.last_eval->test_loglik)) {
@@ -456,7 +479,7 @@ void add_sample(Cli& cli) {
         return std::string();
       }, "DURATION"));
   c->add_option("--resume", a->resume,
-                "continue the killed run in directory DIR from its checkpoint (its options are the checkpoint's; only --threads, --time-limit, --checkpoint-every and -q may change)");
+                "continue the killed run in directory DIR from its checkpoint (its options are the checkpoint's; only --threads, --time-limit, --max-passes, --checkpoint-every and -q may change)");
   add_option_flags(c, &a->opt, sample_option_fields(), unit_help_tails());
   c->add_option("--track", a->track, "coordinates for the draws files: 1-based feature numbers, ranges A-B, 'intercept' (default: the first 10 and the intercept)")
       ->delimiter(',');

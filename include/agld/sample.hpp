@@ -62,6 +62,15 @@ struct SampleOptions {
   std::optional<uint64_t> refresh;     // D, iterations between snapshot refreshes; default a pass
   std::optional<uint64_t> snapshot_batch;  // ptu+: rows of a refresh; default max(batch, N / 10)
   std::optional<double> time_limit;    // seconds of sampling; the run then stops early
+  // The run length in stages (docs/samplers.md, "Until mixed"): "on" runs the length, then
+  // doubles it (keeping the second half of each stage) until every coordinate has mixed
+  // (R-hat at most target_rhat, ESS at least target_ess) or the next stage would pass
+  // max_passes or time_limit; "off" runs the length once; "auto" (the default) is on unless
+  // --iterations, --epochs, --burn-in or --thin fixes the run.
+  std::string until_mixed = "auto";
+  double target_rhat = 1.01;
+  double target_ess = 400;
+  std::optional<double> max_passes;    // default: 4 times the first stage's passes
   uint64_t evaluations = 100;          // test-set evaluations over the run
   uint64_t memory = uint64_t{8} << 30; // the whole process's budget, bytes
   uint64_t seed = 0;
@@ -140,6 +149,14 @@ struct ResolvedSample {
   uint64_t unseen_directions = 0, unseen_fields = 0;
   std::string unseen_rule;
   std::string length_rule;        // how the run length was chosen
+  // Stages (docs/samplers.md, "Until mixed"): whether the run doubles its length until mixed,
+  // and why; its targets; its cap in passes (0: kMaxPassesFactor times the first stage's).
+  // iterations, burn_in, thin, eval_every, draws and epochs above are the first stage's, or
+  // (in a result, and to an observer) those of the stage that ran last.
+  bool until_mixed = false;
+  std::string until_mixed_rule;
+  double target_rhat = 0, target_ess = 0, max_passes = 0;
+  uint64_t stage = 0;             // 0: the first stage
   // One stream per chain (a random order, not --share-batches), or one for all.
   bool own_streams = false;
   // The online diagnostics (diagnostics.npy): every coordinate, or a stated subset.
@@ -205,6 +222,9 @@ class SampleObserver {
   virtual Status on_start(const ResolvedSample& run) { (void)run; return Status::ok(); }
   virtual Status on_draw(const DrawRecord& draw) { (void)draw; return Status::ok(); }
   virtual Status on_eval(const EvalRecord& eval) { (void)eval; return Status::ok(); }
+  // The run goes on to stage run.stage, twice as long (docs/samplers.md, "Until mixed"): the
+  // draws kept so far are burn-in now, and the kept draws start again. A failure stops the run.
+  virtual Status on_stage(const ResolvedSample& run) { (void)run; return Status::ok(); }
   // About twice a second.
   virtual void on_progress(const Progress& progress) { (void)progress; }
   // Called by sample() from the thread that called it, never concurrently.
@@ -258,6 +278,10 @@ struct SampleResult {
   std::optional<EvalRecord> last_eval;
   double seconds = 0;          // whole run, evaluations included
   bool stopped_early = false;
+  // Why the run stopped where it did: its one length, the targets met, or a cap (then it
+  // has not mixed). With until_mixed, each stage's verdict, in order.
+  std::string stop_reason;
+  std::vector<std::string> stage_verdicts;
 };
 
 // Fills every default of options against the training store and checks the combination.

@@ -16,23 +16,20 @@ uint64_t batches_per_half(uint64_t h) {
 }  // namespace
 
 OnlineDiagnostics::OnlineDiagnostics(uint64_t d, std::vector<uint64_t> coordinates, size_t chains, uint64_t planned)
-    : d_(d),
-      coords_(std::move(coordinates)),
-      covered_(coords_.empty() ? d : coords_.size()),
-      k_(chains),
-      planned_(planned),
-      half_(planned / 2),
-      batch_(std::max<uint64_t>(1, half_ / batches_per_half(half_))),
-      batches_(std::max<uint64_t>(1, half_ / batch_)),
-      half_sum_(covered_ * k_),
-      batch_sum_(covered_ * k_),
-      ref_(covered_),
-      sq_(covered_),
-      sum_(covered_),
-      hm_(covered_),
-      hm2_(covered_),
-      nhm2_(covered_),
-      bsq_(covered_) {}
+    : d_(d), coords_(std::move(coordinates)), covered_(coords_.empty() ? d : coords_.size()), k_(chains) {
+  restart(planned);
+}
+
+void OnlineDiagnostics::restart(uint64_t planned) {
+  planned_ = planned;
+  half_ = planned / 2;
+  batch_ = std::max<uint64_t>(1, half_ / batches_per_half(half_));
+  batches_ = std::max<uint64_t>(1, half_ / batch_);
+  t_ = in_half_ = in_batch_ = halves_ = draws_ = batches_folded_ = 0;
+  within_df_ = 0;
+  for (std::vector<double>* a : {&half_sum_, &batch_sum_}) a->assign(covered_ * k_, 0.0);
+  for (std::vector<double>* a : {&ref_, &sq_, &sum_, &hm_, &hm2_, &nhm2_, &bsq_}) a->assign(covered_, 0.0);
+}
 
 // Draw t's place: left out (the middle of an odd n, or past the plan), or in a batch, the
 // end of a batch, or the end of a half. u is the draw's place within its half.
@@ -173,24 +170,33 @@ void OnlineDiagnostics::finish(std::span<double> rhat, std::span<double> ess, st
     within_df_ += static_cast<double>(k_) * static_cast<double>(partial_half - 1);
     in_half_ = in_batch_ = 0;
   }
-  if (halves_ < 2 || within_df_ <= 0) return;
-  const double H = static_cast<double>(halves_), S = static_cast<double>(draws_);
-  const double nbar = S / H;
-  const double cap = S * std::log10(S);
   for (uint64_t i = 0; i < covered_; ++i) {
     const uint64_t j = coordinate(i);
-    const double w = (sq_[i] - nhm2_[i]) / within_df_;
-    const double mbar = hm_[i] / H;
-    const double bvar = std::max(0.0, (hm2_[i] - H * mbar * mbar) / (H - 1));
-    const double var_plus = (nbar - 1) / nbar * w + bvar;
-    if (w > 0 && std::isfinite(w)) rhat[j] = std::sqrt(var_plus / w);
-    if (batches_folded_ >= 2) {
-      const double sigma2 = std::max(0.0, (bsq_[i] - sum_[i] * sum_[i] / S) / static_cast<double>(batches_folded_ - 1));
-      const double se2 = sigma2 / S;
-      mcse[j] = std::sqrt(se2);
-      if (se2 > 0 && var_plus > 0) ess[j] = std::min(var_plus / se2, cap);
-    }
+    const Values v = at(i);
+    rhat[j] = v.rhat;
+    ess[j] = v.ess;
+    mcse[j] = v.mcse;
   }
+}
+
+OnlineDiagnostics::Values OnlineDiagnostics::at(uint64_t i) const {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  Values v{kNaN, kNaN, kNaN};
+  if (halves_ < 2 || within_df_ <= 0) return v;
+  const double H = static_cast<double>(halves_), S = static_cast<double>(draws_);
+  const double nbar = S / H;
+  const double w = (sq_[i] - nhm2_[i]) / within_df_;
+  const double mbar = hm_[i] / H;
+  const double bvar = std::max(0.0, (hm2_[i] - H * mbar * mbar) / (H - 1));
+  const double var_plus = (nbar - 1) / nbar * w + bvar;
+  if (w > 0 && std::isfinite(w)) v.rhat = std::sqrt(var_plus / w);
+  if (batches_folded_ >= 2) {
+    const double sigma2 = std::max(0.0, (bsq_[i] - sum_[i] * sum_[i] / S) / static_cast<double>(batches_folded_ - 1));
+    const double se2 = sigma2 / S;
+    v.mcse = std::sqrt(se2);
+    if (se2 > 0 && var_plus > 0) v.ess = std::min(var_plus / se2, S * std::log10(S));
+  }
+  return v;
 }
 
 }  // namespace agld::diagnostics

@@ -53,6 +53,17 @@ class OnlineDiagnostics {
   // d each: R-hat, ESS and MCSE; NaN for coordinates not covered or with too few draws.
   void finish(std::span<double> rhat, std::span<double> ess, std::span<double> mcse);
 
+  // Covered index i's R-hat, ESS and MCSE (NaN where undefined), once every planned draw is in
+  // (complete()): what finish() gives it, without the arrays.
+  bool complete() const { return t_ >= planned_ && in_half_ == 0; }
+  struct Values {
+    double rhat, ess, mcse;
+  };
+  Values at(uint64_t i) const;
+
+  // The same coordinates, no draw yet, for `planned` kept draws (a run's next stage).
+  void restart(uint64_t planned);
+
  private:
   enum class Place { kSkip, kInBatch, kEndsBatch, kEndsHalf };
   Place place(uint64_t t) const;

@@ -100,6 +100,24 @@ constexpr F kSampleOptions[] = {
      .member = &S::time_limit,
      .help = "stop after this many seconds of sampling (outputs complete, as with SIGINT)",
      .resumable = true},
+    {.key = "until_mixed",
+     .member = &S::until_mixed,
+     .help = "on: run the length, then double it (keeping each stage's second half) until every "
+             "coordinate's R-hat is at most --target-rhat and its ESS at least --target-ess, or the "
+             "next stage would pass --max-passes or --time-limit; off: the length once; auto (the "
+             "default): on unless --iterations, --epochs, --burn-in or --thin is given "
+             "(docs/samplers.md, \"Until mixed\")"},
+    {.key = "target_rhat",
+     .member = &S::target_rhat,
+     .help = "--until-mixed: the largest R-hat of a mixed run"},
+    {.key = "target_ess",
+     .member = &S::target_ess,
+     .help = "--until-mixed: the smallest ESS of a mixed run (0: R-hat alone)"},
+    {.key = "max_passes",
+     .member = &S::max_passes,
+     .help = "--until-mixed: no stage that would read more passes of the data than this (default "
+             "4 times the first stage's)",
+     .resumable = true},
     {.key = "evaluations",
      .member = &S::evaluations,
      .help = "test evaluations (rows of metrics.csv) over the run"},

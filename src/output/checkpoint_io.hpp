@@ -32,7 +32,7 @@ namespace agld::checkpoint {
 
 // Persistent: a checkpoint of another format version is refused (never renumber; bump it
 // whenever what is saved changes).
-inline constexpr uint32_t kFormatVersion = 2;  // 2: the Rao-Blackwellized moments
+inline constexpr uint32_t kFormatVersion = 3;  // 2: the Rao-Blackwellized moments; 3: stages
 inline constexpr size_t kHeaderSize = 16, kTrailerSize = 24;
 
 // A section's tag: four ASCII characters, little-endian.

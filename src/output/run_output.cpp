@@ -66,31 +66,53 @@ Status RunWriter::flush(Out& o, bool all) {
   return st;
 }
 
-Status RunWriter::start(const ResolvedSample& run, const std::vector<std::string>& comments) {
-  auto open = [&](const std::string& name, Out** at) {
-    auto o = std::make_unique<Out>();
-    Status st = fs_->create_atomic(dir_ + "/" + name, &o->file);
-    if (!st.is_ok()) return st;
-    *at = o.get();
-    outs_.push_back(std::move(o));
-    return Status::ok();
-  };
-  first_chain_ = run.given.chain_id;
-  chains_ = static_cast<size_t>(run.given.chains);
-  draws_.assign(chains_, nullptr);
+Status RunWriter::open(const std::string& name, std::unique_ptr<Out>* out) {
+  auto o = std::make_unique<Out>();
+  Status st = fs_->create_atomic(dir_ + "/" + name, &o->file);
+  if (st.is_ok()) *out = std::move(o);
+  return st;
+}
+
+// Every chain's draws file, new, with its head: the comment lines, its chain, the column names.
+Status RunWriter::open_draws(const ResolvedSample& run, const std::vector<std::string>& comments) {
   std::string head = "lp__";
   for (const std::string& n : tracked_names(run)) head += "," + n;
   for (size_t c = 0; c < chains_; ++c) {
-    Status st = open(draws_file_name(first_chain_ + c), &draws_[c]);
+    std::unique_ptr<Out> o;
+    Status st = open(draws_file_name(first_chain_ + c), &o);
     if (!st.is_ok()) return st;
-    std::string& d = draws_[c]->buffer;
+    std::string& d = o->buffer;
     for (const std::string& line : comments) d += "# " + line + "\n";
     d += fmt::format("# chain = {} of {} (ids {} to {})\n", first_chain_ + c, chains_, first_chain_,
                      first_chain_ + chains_ - 1);
     d += head + "\n";
+    // The file it replaces (a stage's, now burn-in) goes uncommitted.
+    auto at = std::find_if(outs_.begin(), outs_.end(), [&](const auto& p) { return p.get() == draws_[c]; });
+    draws_[c] = o.get();
+    if (at != outs_.end()) {
+      *at = std::move(o);
+    } else {
+      outs_.push_back(std::move(o));
+    }
   }
-  Status st = open("metrics.csv", &metrics_);
+  return Status::ok();
+}
+
+Status RunWriter::restart_draws(const ResolvedSample& run, const std::vector<std::string>& comments) {
+  return open_draws(run, comments);
+}
+
+Status RunWriter::start(const ResolvedSample& run, const std::vector<std::string>& comments) {
+  first_chain_ = run.given.chain_id;
+  chains_ = static_cast<size_t>(run.given.chains);
+  draws_.assign(chains_, nullptr);
+  Status st = open_draws(run, comments);
   if (!st.is_ok()) return st;
+  std::unique_ptr<Out> metrics;
+  st = open("metrics.csv", &metrics);
+  if (!st.is_ok()) return st;
+  metrics_ = metrics.get();
+  outs_.push_back(std::move(metrics));
   std::string& m = metrics_->buffer;
   m += "iteration,seconds,eval_seconds,passes,grad_evals,burn_in,samples,test_loglik,test_accuracy,test_mse";
   for (size_t c = 0; c < chains_; ++c) m += fmt::format(",test_loglik_{}", first_chain_ + c);

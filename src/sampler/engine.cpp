@@ -6,7 +6,11 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
+#include "agld/run_summary.hpp"
 #include "common/proc.hpp"
+#include "diagnostics/draws_diagnostics.hpp"
 #include "sampler/coordinate_file.hpp"
 #include "sampler/snapshot.hpp"
 
@@ -155,7 +159,7 @@ Status Engine::evaluate(uint64_t j, SampleObserver& obs) {
   e.seconds = sample_seconds();
   e.passes = static_cast<double>(rows_read_) / static_cast<double>(run_.rows);
   e.grad_evals = grad_evals_;
-  e.burn_in = j <= run_.burn_in;
+  e.burn_in = j <= stage_.burn_in;
   e.test_loglik = e.test_accuracy = e.test_mse = std::numeric_limits<double>::quiet_NaN();
   if (test_stream_) {
     predictive_->begin(!e.burn_in);
@@ -186,7 +190,7 @@ void Engine::progress(uint64_t k, SampleObserver& obs) {
   last_progress_ = now;
   Progress p;
   p.iteration = k + 1;
-  p.iterations = run_.iterations;
+  p.iterations = stage_.iterations;
   p.passes = static_cast<double>(rows_read_) / static_cast<double>(run_.rows);
   p.seconds = std::chrono::duration<double>(now - start_).count();
   p.rows = rows_read_;
@@ -232,6 +236,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   sweeps_parallel_ = run_.dim >= kRangeGrain;
   tracked_draws_.assign(chains_.size(), std::vector<std::vector<double>>(run_.track.size() + 1));
   if (test_) predictive_ = std::make_unique<Predictive>(test_->meta().rows, chains_.size(), *model_);
+  max_passes_ = run_.max_passes;
   uint64_t k0 = 0;
   Status st;
   if (resume) {
@@ -240,7 +245,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   }
   st = open_readers();
   if (!st.is_ok()) return st;
-  st = obs.on_start(run_);
+  st = obs.on_start(staged(run_, stage_));
   if (!st.is_ok()) return st;
   if (resume) {
     st = replay(obs);
@@ -250,13 +255,15 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   }
   if (!st.is_ok()) return st;
 
-  const uint64_t K = run_.iterations;
+  uint64_t K = stage_.iterations;
   const bool full = chains_.front()->snapshot().full_batch();
   bool stopped = false;
   bool current = true;  // every chain current at k, nothing stepped since (a checkpoint may go here)
   uint64_t k = k0;
   for (; k <= K; ++k) {
     const bool last = k == K;
+    // A run until mixed steps past a stage's end: it may go on from there.
+    const bool may_go_on = last && run_.until_mixed;
     const bool keep = is_draw(k), eval = is_eval(k);
     if (keep || eval || full || chains_.front()->sync_due(k)) {
       st = sync_all(k, keep);
@@ -275,14 +282,22 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
       st = evaluate(k, obs);
       if (!st.is_ok()) return st;
     }
-    if (last && !keep) break;
-    st = full ? full_iteration(k, keep, !last) : batch_iteration(k, keep, !last);
+    if (last && !keep && !may_go_on) break;
+    st = full ? full_iteration(k, keep, !last || may_go_on) : batch_iteration(k, keep, !last || may_go_on);
     if (!st.is_ok()) return st;
     if (keep) {
       st = emit();
       if (!st.is_ok()) return st;
     }
-    if (last) break;
+    if (last) {
+      bool go_on = false;
+      if (may_go_on) {
+        st = end_stage(obs, &go_on);
+        if (!st.is_ok()) return st;
+      }
+      if (!go_on) break;
+      K = stage_.iterations;
+    }
     // The exact move along the directions no row sees, every chain current first: at each
     // refresh point (every --refresh iterations, a pass by default), before the refresh.
     if (unseen_ && (k + 1) % run_.refresh == 0) {
@@ -295,7 +310,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
       st = for_chains([&](Chain& c) { return c.catch_up_rows(k + 1); }, sweeps_parallel_);
       if (st.is_ok()) st = refresh();
       if (!st.is_ok()) return st;
-      if (rb_ && k >= run_.burn_in) keep_conditionals();
+      if (rb_ && k >= stage_.burn_in) keep_conditionals();
       current = true;
     }
     if ((k & 63) == 63) {
@@ -306,7 +321,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
       }
     }
   }
-  if (stopped && run_.eval_every && (!last_eval_ || last_eval_->iteration != k + 1)) {  // evaluate where it stopped
+  if (stopped && stage_.eval_every && (!last_eval_ || last_eval_->iteration != k + 1)) {  // evaluate where it stopped
     st = sync_all(k + 1, false);
     if (st.is_ok()) st = evaluate(k + 1, obs);
     if (!st.is_ok()) return st;
@@ -315,7 +330,82 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   return Status::ok();
 }
 
+// Every coordinate's R-hat and ESS as diagnostics.npy would have them now (the conditional
+// moments' where posterior.npy would take those), and every tracked column's exact ones.
+StageVerdict Engine::stage_verdict() const {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  StageVerdict v;
+  const double tr = run_.target_rhat, te = run_.target_ess;
+  uint64_t i = 0;
+  for (uint64_t j = 0; j < run_.dim; ++j) {
+    CoordinateEstimate e{0, moments_.sd(j), kNaN, kNaN, kNaN};
+    if (i < diagnostics_.covered() && diagnostics_.coordinate(i) == j) {
+      const auto d = diagnostics_.at(i++);
+      e.rhat = d.rhat;
+      e.ess = d.ess;
+      e.mcse = d.mcse;
+    }
+    if (rb_) take_conditional(*rb_, j, &e);
+    v.add(e.rhat, e.ess, tr, te, j);
+  }
+  const size_t k = chains_.size();
+  std::vector<double> draws;
+  for (size_t t = 0; t < tracked_draws_.front().size(); ++t) {
+    draws.clear();
+    for (const auto& chain : tracked_draws_) draws.insert(draws.end(), chain[t].begin(), chain[t].end());
+    v.add(diagnostics::rhat(draws, k), diagnostics::ess_bulk(draws, k), tr, te, run_.dim + t);
+  }
+  auto name = [this](uint64_t id) {
+    if (id < run_.dim) return coordinate_name(id, run_.dim, run_.given.intercept);
+    return id == run_.dim ? std::string("lp__") : coordinate_name(run_.track[id - run_.dim - 1], run_.dim, run_.given.intercept);
+  };
+  if (v.finite) v.max_rhat_at = name(v.max_rhat_id);
+  if (std::isfinite(v.min_ess)) v.min_ess_at = name(v.min_ess_id);
+  return v;
+}
+
+Status Engine::end_stage(SampleObserver& obs, bool* go_on) {
+  const double n = static_cast<double>(run_.rows);
+  StageCost c;
+  c.passes = static_cast<double>(rows_read_) / n;
+  c.setup_passes = static_cast<double>(run_.setup_rows) / n;
+  c.seconds = sample_seconds();
+  c.time_limit = run_.given.time_limit;
+  if (stage_.index == 0 && !(run_.max_passes > 0)) max_passes_ = kMaxPassesFactor * c.passes;
+  c.max_passes = max_passes_;
+  const StageDecision d = decide_stage(run_, stage_, stage_verdict(), c);
+  stage_verdicts_.push_back(d.reason);
+  stop_reason_ = d.reason;
+  *go_on = d.go_on;
+  if (!d.go_on) return Status::ok();
+  // The next stage keeps the states after this one's end: everything kept so far is burn-in.
+  stage_ = stage_of(run_, stage_.index + 1);
+  moments_.reset();
+  if (rb_) rb_->reset();
+  diagnostics_.restart(stage_.draws);
+  for (auto& chain : tracked_draws_) {
+    for (auto& column : chain) column.clear();
+  }
+  draws_ = 0;
+  if (predictive_) predictive_->reset();
+  burn_in_offered_ = false;
+  return obs.on_stage(staged(run_, stage_));
+}
+
 void Engine::finish(bool stopped, SampleResult* out) {
+  SampleResult r;
+  r.run = staged(run_, stage_);
+  if (rb_ && stage_.index > 0) {
+    const Snapshot& snap = chains_.front()->snapshot();
+    r.run.rao_blackwell_refreshes = snap.refreshes_in(stage_.iterations) - snap.refreshes_in(stage_.burn_in);
+  }
+  if (stopped) {
+    stop_reason_ = fmt::format("stopped early (a signal, or --time-limit) in stage {}", stage_.index);
+  } else if (!run_.until_mixed) {
+    stop_reason_ = "the run's one length (" + run_.until_mixed_rule + ")";
+  }
+  r.stop_reason = stop_reason_;
+  r.stage_verdicts = stage_verdicts_;
   // The chains and the readers have done their work: their memory goes before the result's
   // R-hat, ESS and MCSE (24 bytes a coordinate) come, so that these fit in the budget
   // (memory_plan.cpp counts what the chains do not free).
@@ -324,8 +414,6 @@ void Engine::finish(bool stopped, SampleResult* out) {
   main_.reset();
   pass_.reset();
   test_stream_.reset();
-  SampleResult r;
-  r.run = run_;
   r.draws = draws_;
   moments_.finish(&r.mean, &r.sd);
   r.rhat.resize(run_.dim);

@@ -39,6 +39,7 @@
 #include "sampler/preconditioner.hpp"
 #include "sampler/rao_blackwell.hpp"
 #include "sampler/run_plan.hpp"
+#include "sampler/stages.hpp"
 #include "sampler/unseen_move.hpp"
 
 namespace agld::sampler {
@@ -73,7 +74,8 @@ class Engine {
         moments_(run_.dim),
         rb_(std::move(rb)),
         diagnostics_(run_.dim, plan_.diagnosed, run_.given.chains, run_.draws),
-        checkpoint_(std::move(checkpoint)) {}
+        checkpoint_(std::move(checkpoint)),
+        stage_(stage_of(run_, 0)) {}
 
   // resume: the state of a checkpoint (read past the run's identity), or null: a new run.
   Status run(SampleObserver& obs, SampleResult* result, StateReader* resume = nullptr);
@@ -120,6 +122,10 @@ class Engine {
   Status batch_iteration(uint64_t k, bool keep, bool do_step);
   Status full_iteration(uint64_t k, bool keep, bool do_step);
   Status emit();
+  // The end of a stage (docs/samplers.md, "Until mixed"): its verdict, and whether the run goes on
+  // to the next; if so, the kept draws start again.
+  StageVerdict stage_verdict() const;
+  Status end_stage(SampleObserver& obs, bool* go_on);
   Status evaluate(uint64_t k, SampleObserver& obs);
   void progress(uint64_t k, SampleObserver& obs);
   void finish(bool stopped, SampleResult* result);
@@ -136,9 +142,9 @@ class Engine {
   Batch slice(const Batch& b, size_t c) const {
     return run_.own_streams && chains_.size() > 1 ? b.slice(c * run_.batch, run_.batch) : b;
   }
-  bool is_draw(uint64_t j) const { return j > run_.burn_in && (j - run_.burn_in) % run_.thin == 0; }
+  bool is_draw(uint64_t j) const { return j > stage_.burn_in && (j - stage_.burn_in) % stage_.thin == 0; }
   bool is_eval(uint64_t j) const {
-    return j > 0 && ((run_.eval_every && j % run_.eval_every == 0) || j == run_.iterations);
+    return j > 0 && ((stage_.eval_every && j % stage_.eval_every == 0) || j == stage_.iterations);
   }
   double sample_seconds() const {
     return std::chrono::duration<double>(Clock::now() - start_).count() - eval_seconds_;
@@ -193,6 +199,13 @@ class Engine {
   uint64_t main_start_ = 0, pass_start_ = 0, test_start_ = 0, bytes_before_ = 0;
   bool burn_in_offered_ = false;
   CheckpointWriter checkpoint_;
+
+  // The stage (stages.hpp; stage 0 unless the run goes on until mixed), the cap in passes (set
+  // at the first stage's end unless given), and each ended stage's verdict.
+  Stage stage_;
+  double max_passes_ = 0;
+  std::vector<std::string> stage_verdicts_;
+  std::string stop_reason_;
 };
 
 }  // namespace agld::sampler

@@ -10,7 +10,7 @@
 namespace agld::sampler {
 
 Status Engine::maybe_checkpoint(uint64_t k, SampleObserver& obs) {
-  const bool burn_in_ended = !burn_in_offered_ && k >= run_.burn_in;
+  const bool burn_in_ended = !burn_in_offered_ && k >= stage_.burn_in;
   if (burn_in_ended) burn_in_offered_ = true;
   if (!obs.checkpoint_due(k, burn_in_ended)) return Status::ok();
   return obs.on_checkpoint(k, [this, k](WritableFile& file) {
@@ -70,6 +70,10 @@ void Engine::save_state(StateWriter& out, uint64_t k) const {
   out.u64("the main reader's position", main_position());
   out.u64("the pass reader's position", pass_ ? pass_->position() : 0);
   out.u64("the test reader's position", test_stream_ ? test_stream_->position() : 0);
+  out.u64("the stage", stage_.index);
+  out.f64("the cap in passes", max_passes_);
+  out.u64("the stages' verdicts' count", stage_verdicts_.size());
+  for (const std::string& v : stage_verdicts_) out.text("a stage's verdict", v);
   out.section("EVAL");
   out.u64("the evaluations' count", evals_.size());
   for (const EvalRecord& e : evals_) save_eval(out, e);
@@ -88,7 +92,6 @@ void Engine::save_state(StateWriter& out, uint64_t k) const {
 Status Engine::load_state(StateReader& in, uint64_t* k) {
   AGLD_RETURN_IF_ERROR(in.section("ENGN", "the engine"));
   AGLD_RETURN_IF_ERROR(in.u64("the iteration", k));
-  if (*k == 0 || *k >= run_.iterations) return in.corrupt("iteration " + std::to_string(*k) + " is not inside the run");
   double elapsed = 0;
   AGLD_RETURN_IF_ERROR(in.u64("the kept draws' count", &draws_));
   AGLD_RETURN_IF_ERROR(in.u64("the rows read", &rows_read_));
@@ -100,11 +103,33 @@ Status Engine::load_state(StateReader& in, uint64_t* k) {
   AGLD_RETURN_IF_ERROR(in.u64("the main reader's position", &main_start_));
   AGLD_RETURN_IF_ERROR(in.u64("the pass reader's position", &pass_start_));
   AGLD_RETURN_IF_ERROR(in.u64("the test reader's position", &test_start_));
+  uint64_t stage = 0, verdicts = 0;
+  double max_passes = 0;
+  AGLD_RETURN_IF_ERROR(in.u64("the stage", &stage));
+  AGLD_RETURN_IF_ERROR(in.f64("the cap in passes", &max_passes));
+  AGLD_RETURN_IF_ERROR(in.u64("the stages' verdicts' count", &verdicts));
+  if (stage > 0 && !run_.until_mixed) return in.corrupt("stage " + std::to_string(stage) + " of a run of one length");
+  if (stage > 40 || verdicts != stage || !std::isfinite(max_passes) || max_passes < 0) {
+    return in.corrupt("the stage's counters are out of range");
+  }
+  stage_verdicts_.resize(static_cast<size_t>(verdicts));
+  for (std::string& v : stage_verdicts_) AGLD_RETURN_IF_ERROR(in.text("a stage's verdict", &v, 1 << 12));
+  stage_ = stage_of(run_, stage);
+  if (!(run_.max_passes > 0)) max_passes_ = max_passes;  // a cap given anew on resume stands
+  diagnostics_.restart(stage_.draws);
   // A checkpoint at k comes before iteration k keeps its state or evaluates: the draws and
   // evaluations before it are those of the iterations below k, so that a resumed run keeps
   // exactly the planned ones.
-  const uint64_t kept_before = *k > run_.burn_in ? (*k - 1 - run_.burn_in) / run_.thin : 0;
-  const uint64_t evals_before = run_.eval_every ? (*k - 1) / run_.eval_every : 0;
+  if (*k == 0 || *k >= stage_.iterations) return in.corrupt("iteration " + std::to_string(*k) + " is not inside the run");
+  const uint64_t kept_before = *k > stage_.burn_in ? (*k - 1 - stage_.burn_in) / stage_.thin : 0;
+  // Evaluations at iterations 1 .. k-1, each under the stage in force there (is_eval).
+  uint64_t evals_before = 0;
+  for (uint64_t s = 0, from = 0; run_.eval_every && s <= stage_.index && from < *k - 1; ++s) {
+    const Stage st = stage_of(run_, s);
+    const uint64_t to = std::min(*k - 1, st.iterations);
+    evals_before += to / st.eval_every - from / st.eval_every + (to == st.iterations && to % st.eval_every != 0);
+    from = st.iterations;
+  }
   if (draws_ != kept_before || !std::isfinite(elapsed) || !std::isfinite(eval_seconds_)) {
     return in.corrupt("the engine's counters are out of range (" + std::to_string(draws_) + " draws kept before iteration " +
                       std::to_string(*k) + ", which has " + std::to_string(kept_before) + ")");
@@ -120,7 +145,7 @@ Status Engine::load_state(StateReader& in, uint64_t* k) {
   AGLD_RETURN_IF_ERROR(in.section("KEPT", "the kept draws"));
   for (auto& chain : tracked_draws_) {
     for (auto& column : chain) {
-      AGLD_RETURN_IF_ERROR(in.vec("a chain's kept draws", &column, run_.draws));
+      AGLD_RETURN_IF_ERROR(in.vec("a chain's kept draws", &column, stage_.draws));
       if (column.size() != draws_) return in.corrupt("a chain's kept draws are not the run's count");
     }
   }
@@ -145,7 +170,7 @@ Status Engine::replay(SampleObserver& obs) {
     d.chain = chains_[c]->id();
     d.tracked.resize(tracked_draws_[c].size() - 1);
     for (uint64_t i = 0; i < draws_; ++i) {
-      d.iteration = run_.burn_in + (i + 1) * run_.thin;
+      d.iteration = stage_.burn_in + (i + 1) * stage_.thin;
       d.lp = tracked_draws_[c][0][i];
       for (size_t t = 0; t < d.tracked.size(); ++t) d.tracked[t] = tracked_draws_[c][t + 1][i];
       AGLD_RETURN_IF_ERROR(obs.on_draw(d));

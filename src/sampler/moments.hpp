@@ -3,6 +3,7 @@
 // sampler layer.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -44,6 +45,15 @@ class PooledMoments {
   }
   void next_draw(size_t chains) { count_ += chains; }
   uint64_t count() const { return count_; }
+
+  // No state kept yet (a run's next stage).
+  void reset() {
+    std::fill(mean_.begin(), mean_.end(), 0.0);
+    std::fill(m2_.begin(), m2_.end(), 0.0);
+    count_ = 0;
+  }
+  // Coordinate j's sd as finish() gives it.
+  double sd(uint64_t j) const { return count_ > 1 ? std::sqrt(m2_[j] / static_cast<double>(count_ - 1)) : 0.0; }
 
   std::span<const double> mean() const { return mean_; }
   std::span<const double> m2() const { return m2_; }  // sums of squared deviations

@@ -24,6 +24,13 @@ Predictive::Predictive(uint64_t test_rows, size_t chains, const model::Model& mo
       chain_lse_(test_rows * chains, -std::numeric_limits<double>::infinity()),
       chain_ll_(chains) {}
 
+void Predictive::reset() {
+  std::fill(lse_.begin(), lse_.end(), -std::numeric_limits<double>::infinity());
+  std::fill(pred_.begin(), pred_.end(), 0.0);
+  std::fill(chain_lse_.begin(), chain_lse_.end(), -std::numeric_limits<double>::infinity());
+  samples_ = 0;
+}
+
 void Predictive::begin(bool pool) {
   pool_ = pool;
   if (pool) ++samples_;

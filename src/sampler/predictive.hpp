@@ -27,6 +27,9 @@ class Predictive {
   // Fills the test figures of e (test_loglik, test_accuracy or test_mse, chain_test_loglik, samples).
   void end(EvalRecord* e);
 
+  // A new average: no state in it (a run's next stage, docs/samplers.md "Until mixed").
+  void reset();
+
   // Between evaluations: the running sums of every test row and the states averaged.
   void save(StateWriter& out) const;
   Status load(StateReader& in);

@@ -88,29 +88,43 @@ Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const mod
   return Status::ok();
 }
 
+Taken take_conditional(const RaoBlackwell& rb, uint64_t j, CoordinateEstimate* x) {
+  Taken t;
+  const RaoBlackwell::Estimate e = rb.at(j);
+  if (!std::isfinite(e.mean) || !std::isfinite(e.sd)) return t;
+  const double s = static_cast<double>(rb.samples());
+  const double draws_err = 1 / std::sqrt(2 * x->ess);
+  const double rb_err = e.mu_share * std::sqrt(0.5 / (s - 1));
+  if (!(draws_err <= rb_err)) {
+    x->sd = e.sd;
+    t.sd = true;
+  }
+  if (x->mcse <= e.mcse) return t;
+  x->mean = e.mean;
+  x->mcse = e.mcse;
+  t.mean = true;
+  // The mean's diagnostics are then its own: the R-hat of the chains' conditional means, and
+  // the independent draws its MCSE is worth, (sd / MCSE)^2. (With one chain, or one
+  // conditional draw a chain, there is no such R-hat: the kept draws' stand.)
+  if (std::isfinite(e.rhat)) {
+    x->rhat = e.rhat;
+    x->ess = x->sd * x->sd / (e.mcse * e.mcse);
+  }
+  return t;
+}
+
 void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r) {
   r->rb_samples = rb.samples();
-  const double s = static_cast<double>(rb.samples());
   for (uint64_t j = 0; j < r->run.dim; ++j) {
-    const RaoBlackwell::Estimate e = rb.at(j);
-    if (!std::isfinite(e.mean) || !std::isfinite(e.sd)) continue;
-    const double draws_err = 1 / std::sqrt(2 * r->ess[j]);
-    const double rb_err = e.mu_share * std::sqrt(0.5 / (s - 1));
-    if (!(draws_err <= rb_err)) {
-      r->sd[j] = e.sd;
-      ++r->rb_sds;
-    }
-    if (r->mcse[j] <= e.mcse) continue;
-    r->mean[j] = e.mean;
-    r->mcse[j] = e.mcse;
-    ++r->rb_means;
-    // The mean's diagnostics are then its own: the R-hat of the chains' conditional means, and
-    // the independent draws its MCSE is worth, (sd / MCSE)^2. (With one chain, or one
-    // conditional draw a chain, there is no such R-hat: the kept draws' stand.)
-    if (std::isfinite(e.rhat)) {
-      r->rhat[j] = e.rhat;
-      r->ess[j] = r->sd[j] * r->sd[j] / (e.mcse * e.mcse);
-    }
+    CoordinateEstimate x{r->mean[j], r->sd[j], r->rhat[j], r->ess[j], r->mcse[j]};
+    const Taken t = take_conditional(rb, j, &x);
+    r->mean[j] = x.mean;
+    r->sd[j] = x.sd;
+    r->rhat[j] = x.rhat;
+    r->ess[j] = x.ess;
+    r->mcse[j] = x.mcse;
+    r->rb_sds += t.sd;
+    r->rb_means += t.mean;
   }
 }
 

@@ -55,6 +55,11 @@ class RaoBlackwell {
     });
   }
   void prepare(size_t chains) { mu_.prepare(chains); }
+  // No conditional draw yet (a run's next stage).
+  void reset() {
+    mu_.reset();
+    std::fill(chain_mean_.begin(), chain_mean_.end(), 0.0f);
+  }
   void next_sample(size_t chains) { mu_.next_draw(chains); }
   uint64_t samples() const { return mu_.count(); }
 
@@ -114,6 +119,16 @@ Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const mod
 // and ESS become the conditional mean's (Estimate::rhat; (sd / MCSE)^2), as its MCSE does:
 // diagnostics.npy then describes posterior.npy's estimates. Counts what it took in r.
 void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r);
+
+// The same for one coordinate j, its kept draws' estimates in e (a stage's verdict reads them
+// without the result's arrays): which of the conditional mean and sd it took.
+struct CoordinateEstimate {
+  double mean, sd, rhat, ess, mcse;
+};
+struct Taken {
+  bool mean = false, sd = false;
+};
+Taken take_conditional(const RaoBlackwell& rb, uint64_t j, CoordinateEstimate* e);
 
 // c sum_i x_ij^2 for every coordinate of a run of dim coordinates (the intercept's, the last
 // with `intercept`, is c N), from the store's per-feature statistics, which it must have.

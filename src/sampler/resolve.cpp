@@ -15,6 +15,7 @@
 #include "sampler/method.hpp"
 #include "sampler/plan.hpp"
 #include "sampler/preconditioner.hpp"
+#include "sampler/stages.hpp"
 
 namespace agld::sampler {
 namespace {
@@ -58,6 +59,44 @@ uint64_t most_iterations(const Reads& reads, uint64_t rows) {
     (reads(mid) <= rows ? lo : hi) = mid;
   }
   return lo;
+}
+
+// Stages (docs/samplers.md, "Until mixed"): on by default unless the length or the kept
+// states are given (the user then asked for that run); R-hat needs 4 kept states a chain.
+Status resolve_until_mixed(const SampleOptions& o, ResolvedSample* r) {
+  if (o.until_mixed != "auto" && o.until_mixed != "on" && o.until_mixed != "off") {
+    return Status::invalid_argument("--until-mixed must be auto, on or off, not '" + o.until_mixed + "'");
+  }
+  if (!(o.target_rhat > 1) || !std::isfinite(o.target_rhat)) return Status::invalid_argument("--target-rhat must be above 1");
+  if (!(o.target_ess >= 0) || !std::isfinite(o.target_ess)) return Status::invalid_argument("--target-ess must be 0 or more");
+  if (o.max_passes && (!(*o.max_passes > 0) || !std::isfinite(*o.max_passes))) {
+    return Status::invalid_argument("--max-passes must be positive");
+  }
+  r->target_rhat = o.target_rhat;
+  r->target_ess = o.target_ess;
+  r->max_passes = o.max_passes.value_or(0);
+  const bool fixed = o.iterations || o.epochs || o.burn_in || o.thin;
+  if (o.until_mixed == "off") {
+    r->until_mixed_rule = "off: given";
+  } else if (o.until_mixed == "auto" && fixed) {
+    r->until_mixed_rule = "off: the run's length or kept states were given (--iterations, --epochs, --burn-in, --thin); "
+                          "--until-mixed on doubles such a run too";
+  } else if (r->draws < 4) {
+    if (o.until_mixed == "on") {
+      return Status::invalid_argument(fmt::format("--until-mixed on needs 4 kept states a chain for R-hat; the run keeps {}", r->draws));
+    }
+    r->until_mixed_rule = fmt::format("off: {} kept states a chain, and R-hat needs 4", r->draws);
+  } else {
+    r->until_mixed = true;
+    r->until_mixed_rule = fmt::format(
+        "doubles the run (keeping each stage's second half) until every R-hat is at most {:g} and every ESS at least {:g}, "
+        "within {}{}",
+        r->target_rhat, r->target_ess,
+        o.max_passes ? fmt::format("{:g} passes (given)", *o.max_passes)
+                     : fmt::format("{:g} times the first stage's passes", kMaxPassesFactor),
+        o.time_limit ? fmt::format(" and --time-limit {:g} s", *o.time_limit) : std::string());
+  }
+  return Status::ok();
 }
 
 // kDivergenceMargin times a bound on the norm of a posterior draw (docs/samplers.md,
@@ -247,6 +286,8 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   if (r.thin == 0) return Status::invalid_argument("--thin must be at least 1");
   r.draws = kept_iterations / r.thin;
   r.eval_every = o.evaluations ? std::max<uint64_t>(1, r.iterations / o.evaluations) : 0;
+  st = resolve_until_mixed(o, &r);
+  if (!st.is_ok()) return st;
 
   if (o.track_default) {
     for (uint64_t j = 0; j < std::min<uint64_t>(kDefaultTracked, m.features); ++j) r.track.push_back(j);

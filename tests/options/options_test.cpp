@@ -28,12 +28,13 @@ TEST(OptionTables, KeysAreUniqueAndHaveHelp) {
 }
 
 // Only the options that do not change the draws may be given anew to a resumed run.
-TEST(OptionTables, OnlyThreadsAndTheTimeLimitAreResumable) {
+// What changes no draw: the threads; and where the run stops: the time limit, the cap in passes.
+TEST(OptionTables, OnlyThreadsAndTheRunsCapsAreResumable) {
   std::set<std::string> resumable;
   for (const auto& f : sample_option_fields()) {
     if (f.resumable) resumable.insert(std::string(f.key));
   }
-  EXPECT_EQ(resumable, (std::set<std::string>{"threads", "time_limit"}));
+  EXPECT_EQ(resumable, (std::set<std::string>{"threads", "time_limit", "max_passes"}));
 }
 
 // Every option set away from its default comes back from JSON as it was: the checkpoint's
@@ -62,6 +63,10 @@ TEST(OptionJson, EverySampleOptionRoundTrips) {
   o.refresh = 9;
   o.snapshot_batch = 34;
   o.time_limit = 60;
+  o.until_mixed = "on";
+  o.target_rhat = 1.05;
+  o.target_ess = 100;
+  o.max_passes = 200;
   o.evaluations = 5;
   o.memory = uint64_t{3} << 30;
   o.seed = 99;

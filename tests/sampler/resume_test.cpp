@@ -56,6 +56,11 @@ class Recorder final : public SampleObserver {
     draws[d.chain].push_back(row);
     return Status::ok();
   }
+  // A longer stage (a run until mixed): the draws start again, as the draws files do.
+  Status on_stage(const ResolvedSample&) override {
+    draws.clear();
+    return Status::ok();
+  }
   Status on_eval(const EvalRecord& e) override {
     EvalRecord x = e;
     x.seconds = x.eval_seconds = 0;  // wall times
@@ -277,6 +282,49 @@ TEST(Resume, KeepsTheDenseBlock) {
     EXPECT_TRUE(same_bits(got.mean, want.mean));
     EXPECT_TRUE(same_bits(got.sd, want.sd));
   }
+}
+
+// A run until mixed stopped in its third stage: the stage, its verdicts and the cap are in the
+// checkpoint; the resumed run keeps the same draws, evaluations and posterior bit for bit.
+TEST(Resume, KeepsTheStage) {
+  TempDir dir;
+  auto store = make_store(dir.file("s.agld"), rows_of(test_seed(44), 500), kDim, true, 64, false, kField);
+  SampleOptions o = options("ptu-ca", 2);
+  o.until_mixed = "on";
+  o.target_ess = 1e12;  // never met: the run goes on to its cap
+  o.max_passes = 300;   // stages of about 46, 92 and 184 passes
+  o.time_limit = 1e6;   // resumable, and a stage's verdict reads it
+  Recorder whole;
+  SampleResult want;
+  ASSERT_TRUE(sample(*store, nullptr, o, whole, &want).is_ok());
+  ASSERT_GE(want.run.stage, 2u) << want.stop_reason;
+  Recorder first;
+  first.stop_after = 1000000;
+  SampleResult unused;
+  // Stop at the first checkpoint offered in the last stage.
+  first.every = 1;
+  {
+    Recorder count;
+    SampleResult r;
+    ASSERT_TRUE(sample(*store, nullptr, o, count, &r).is_ok());
+    first.stop_after = count.written;  // the last checkpoint: in the last stage
+  }
+  ASSERT_EQ(sample(*store, nullptr, o, first, &unused).code(), Status::Code::kInternal);
+  ASSERT_GT(first.last_iteration, want.run.burn_in) << "the checkpoint should be in the last stage";
+  CheckpointInfo info;
+  ASSERT_TRUE(read_checkpoint_info(first.last, &info).is_ok());
+  Recorder second;
+  SampleResult got;
+  const Status st = resume_sample(*store, nullptr, info.options, first.last, second, &got);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(got.run.stage, want.run.stage);
+  EXPECT_EQ(got.stage_verdicts, want.stage_verdicts);
+  EXPECT_EQ(got.stop_reason, want.stop_reason);
+  EXPECT_EQ(second.draws, whole.draws) << "stopped at " << first.last_iteration;
+  EXPECT_TRUE(same_evals(second.evals, whole.evals));
+  EXPECT_TRUE(same_bits(got.mean, want.mean));
+  EXPECT_TRUE(same_bits(got.sd, want.sd));
+  EXPECT_TRUE(same_bits(got.rhat, want.rhat));
 }
 
 std::vector<Case> all_cases() {

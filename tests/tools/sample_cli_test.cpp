@@ -206,6 +206,9 @@ TEST_F(SampleCli, BadOptionsAreOneLineUsageErrors) {
                                          {" --step 1e9 --metric diag", "--step times the largest M_j"},
                                          {" --step 2", "the dense block's step is at most 1"},  // auto, the default
                                          {" --burn-in 100 --iterations 50", "--burn-in"},
+                                         {" --until-mixed maybe", "--until-mixed must be auto, on or off"},
+                                         {" --target-rhat 0.9", "--target-rhat must be above 1"},
+                                         {" --max-passes 0", "--max-passes must be positive"},
                                          {" --rao-blackwell always", "unknown --rao-blackwell 'always' (known: auto, off)"}}) {
     auto r = run_agld(base + c.args);
     EXPECT_EQ(r.exit_code, 64) << c.args << ": " << r.err;
