@@ -432,6 +432,11 @@ int run_sample(SampleArgs& a) {
                                 : std::string(". Try a longer run (--epochs, or --until-mixed on)"))
               << "; see agld summary " << a.out << " and docs/samplers.md, \"When the chains have not mixed\"\n";
   }
+  if (r.until_mixed && std::isfinite(ds.min_ess) && ds.min_ess < r.target_ess && chains_mixed(ds.finite, ds.rhat_above, tracked)) {
+    std::cerr << fmt::format("agld: warning: the smallest ESS is {:.4g} ({}), below --target-ess {:g}: the chains agree, "
+                             "but the means' Monte Carlo error is larger than the target asks ({})\n",
+                             ds.min_ess, name_of(r, ds.min_ess_at), r.target_ess, result.stop_reason);
+  }
   if (a.quiet) return kExOk;
 
   // The summary: what ran, then agld summary's table of the run directory, the test metrics, the time.
