@@ -447,7 +447,6 @@ int run_sample(SampleArgs& a) {
   fmt::format_to(std::back_inserter(b), "{} on {}: {} {} rows x {} coordinates, {} chains x {} iterations ({:.3g} passes read)\n",
                  r.method, train->path(), r.given.model, r.rows, r.dim, r.given.chains, r.iterations,
                  result.last_eval ? result.last_eval->passes : 0.0);
-  if (r.until_mixed) fmt::format_to(std::back_inserter(b), "until mixed: {}\n", result.stop_reason);
   const std::string table = summary_text(summary);
   b.append(table.data(), table.data() + table.size());
   if (result.last_eval && !std::isnan(result.last_eval->test_loglik)) {

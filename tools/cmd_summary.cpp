@@ -34,6 +34,8 @@ nlohmann::json summary_json(const RunSummary& s) {
           {"burn_in", s.burn_in},
           {"thin", s.thin},
           {"stopped_early", s.stopped_early},
+          {"stages", s.stages ? nlohmann::json(s.stages) : nlohmann::json()},
+          {"stop_reason", s.stages ? nlohmann::json(s.stop_reason) : nlohmann::json()},
           {"columns", columns},
           {"all_coordinates",
            {{"coordinates", v.dim},
@@ -118,6 +120,10 @@ std::string summary_text(const RunSummary& s) {
                    "MCSE, R-hat and ESS are theirs), the others the kept draws' (docs/samplers.md, \"Rao-Blackwellized "
                    "moments\").\n",
                    s.rb_means, s.rb_sds, v.dim, s.rb_samples);
+  }
+  if (s.stages > 0) {
+    fmt::format_to(out, "Until mixed: {} stage{}{}: {} (docs/samplers.md, \"Until mixed\").\n", s.stages,
+                   s.stages == 1 ? "" : "s", s.stages == 1 ? "" : ", the draws are the last one's", s.stop_reason);
   }
   if (s.mixed) {
     fmt::format_to(out, "No R-hat above 1.01: the chains agree.\n");

@@ -47,6 +47,10 @@ struct RunSummary {
   uint64_t draws = 0;          // kept states of each chain
   uint64_t iterations = 0, burn_in = 0, thin = 1;
   bool stopped_early = false;
+  // A run until mixed (config.json's until_mixed, result.stages and stop_reason): the stages it
+  // ran (the draws are the last one's) and why it stopped. 0 stages: a run of one length.
+  uint64_t stages = 0;
+  std::string stop_reason;
   std::vector<ColumnSummary> columns;  // lp__ first, then the tracked coordinates
   VectorSummary vector;
   // With Rao-Blackwellized moments (config.json's result.rao_blackwell): the conditional draws,

@@ -49,6 +49,8 @@ struct RunConfig {
   std::string method, model;
   uint64_t chains = 0, first_chain = 1, dim = 0, draws = 0, iterations = 0, burn_in = 0, thin = 1;
   bool intercept = false, stopped_early = false, sampled = false;
+  uint64_t stages = 0;
+  std::string stop_reason;
   std::vector<std::string> draws_files, track;
   bool rao_blackwell = false;
   uint64_t rb_samples = 0, rb_means = 0, rb_sds = 0;
@@ -79,6 +81,10 @@ Status read_config(const std::string& dir, std::string_view text, RunConfig* c) 
     const nlohmann::json& r = j.at("result");
     c->draws = json_at<uint64_t>(r, "draws");
     c->stopped_early = json_at<bool>(r, "stopped_early");
+    if (j.contains("until_mixed") && json_at<bool>(j.at("until_mixed"), "on")) {  // runs before stages have none
+      c->stages = json_at<uint64_t>(r, "stages");
+      c->stop_reason = json_at<std::string>(r, "stop_reason");
+    }
     c->sampled = j.at("diagnostics").at("coordinates").get<std::string>() != "all";
     if (r.contains("rao_blackwell")) {  // a run that kept Rao-Blackwellized moments
       const nlohmann::json& rb = r.at("rao_blackwell");
@@ -261,6 +267,8 @@ Status summarize_run(const std::string& dir, FileSystem& fs, RunSummary* out) {
   s.burn_in = c.burn_in;
   s.thin = c.thin;
   s.stopped_early = c.stopped_early;
+  s.stages = c.stages;
+  s.stop_reason = c.stop_reason;
   s.rao_blackwell = c.rao_blackwell;
   s.rb_samples = c.rb_samples;
   s.rb_means = c.rb_means;

@@ -163,6 +163,38 @@ TEST_F(SampleCli, DefaultsRunWithoutAnyTuning) {
   for (double v : npy.data) EXPECT_TRUE(std::isfinite(v));
 }
 
+// A run until mixed that goes on (an ESS target no run meets): the run directory holds the last
+// stage alone, consistent: its draws files (their heads say which stage), config.json's length
+// and stages, every evaluation in metrics.csv; agld summary reads it.
+TEST_F(SampleCli, UntilMixedKeepsTheLastStageInTheRunDirectory) {
+  const std::string out = dir_.file("run");
+  auto r = run_agld("sample --train " + shell_arg(store_) + " --out " + shell_arg(out) +
+                    " --intercept --until-mixed on --iterations 400 --target-ess 1e9 --seed 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("going on to 800 (stage 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("past the cap"), std::string::npos) << r.err;
+  const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
+  const uint64_t stages = cfg["result"]["stages"].get<uint64_t>();
+  ASSERT_GE(stages, 2u);
+  EXPECT_EQ(cfg["result"]["stage_verdicts"].size(), stages);
+  EXPECT_EQ(cfg["iterations"].get<uint64_t>(), uint64_t{400} << (stages - 1));
+  EXPECT_EQ(cfg["burn_in"].get<uint64_t>(), uint64_t{200} << (stages - 1));
+  EXPECT_TRUE(cfg["until_mixed"]["on"].get<bool>());
+  const uint64_t draws = cfg["result"]["draws"].get<uint64_t>();
+  EXPECT_EQ(draws, cfg["draws_per_chain"].get<uint64_t>());
+  for (int c = 1; c <= 4; ++c) {
+    const std::string path = out + "/draws_" + std::to_string(c) + ".csv";
+    EXPECT_EQ(read_csv(path, true).size(), draws + 1) << path;  // the header and the last stage's draws
+    EXPECT_NE(test::read_file(path).find("; stage " + std::to_string(stages - 1) + "\n"), std::string::npos) << path;
+  }
+  const auto metrics = read_csv(out + "/metrics.csv", false);
+  EXPECT_EQ(metrics.back()[0], cfg["iterations"].dump());
+  auto summary = run_agld("summary " + shell_arg(out));
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("Until mixed: " + std::to_string(stages) + " stages, the draws are the last one's"),
+            std::string::npos) << summary.out;
+}
+
 // What a user gets with no option but the model: heart_scale (270 rows) against Stan. A small
 // store's default length reads 10^7 rows a chain; every mean within 0.1 sd of Stan's (or 4
 // Monte Carlo errors of the two, if that is wider), every sd within 10 %, and the run mixed.
