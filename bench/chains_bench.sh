@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What K chains cost against one (issue #14): wall time, CPU and bytes read of the default
-# run (20 passes of the data a chain), K = 1 and K = 4, for
+# run's first stage (20 passes of the data a chain; --until-mixed off), K = 1 and K = 4, for
 #   tmu-ca             (every chain steps on the same batches: read once),
 #   tmu-br             (a random order: each chain reads its own sequence),
 #   tmu-br --share-batches (every chain the first chain's sequence),
@@ -38,7 +38,7 @@ run() {  # name chains budget extra... -> one result line
   local t0 t1
   t0=$(date +%s.%N)
   /usr/bin/time -f "%U %S %M" -o "$DIR/time.txt" "$AGLD" sample --train "$DIR/train.agld" --test "$DIR/test.agld" \
-    --model logistic --intercept --chains "$k" --memory "$budget" --seed 1 -q --out "$DIR/run" "$@" 2>/dev/null
+    --model logistic --intercept --chains "$k" --memory "$budget" --seed 1 -q --until-mixed off --out "$DIR/run" "$@" 2>/dev/null
   t1=$(date +%s.%N)
   python3 - "$name" "$k" "$t0" "$t1" "$DIR" <<'PY'
 import csv, json, sys
