@@ -109,7 +109,7 @@ Status Engine::load_state(StateReader& in, uint64_t* k) {
   AGLD_RETURN_IF_ERROR(in.f64("the cap in passes", &max_passes));
   AGLD_RETURN_IF_ERROR(in.u64("the stages' verdicts' count", &verdicts));
   if (stage > 0 && !run_.until_mixed) return in.corrupt("stage " + std::to_string(stage) + " of a run of one length");
-  if (stage > 40 || verdicts != stage || !std::isfinite(max_passes) || max_passes < 0) {
+  if (stage > kMaxStage || verdicts != stage || !std::isfinite(max_passes) || max_passes < 0) {
     return in.corrupt("the stage's counters are out of range");
   }
   stage_verdicts_.resize(static_cast<size_t>(verdicts));

@@ -79,6 +79,10 @@ StageDecision decide_stage(const ResolvedSample& r, const Stage& st, const Stage
                            head, next_passes, c.max_passes);
     return d;
   }
+  if (st.index >= kMaxStage || (st.iterations << 1) >> 1 != st.iterations) {
+    d.reason = fmt::format("{}; stopped: stage {} is the last a run may have", head, st.index);
+    return d;
+  }
   if (c.time_limit && 2 * c.seconds > *c.time_limit) {
     d.reason = fmt::format("{}; stopped: the next stage would take the sampling to about {:.0f} s, past --time-limit {:g} s",
                            head, 2 * c.seconds, *c.time_limit);

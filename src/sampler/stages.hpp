@@ -18,6 +18,8 @@ namespace agld::sampler {
 // The default cap of a run until mixed: this many times the passes its first stage read, so
 // that the first stage and two doublings fit.
 inline constexpr double kMaxPassesFactor = 4;
+// No run goes past this stage (2^40 times its first length), whatever its caps.
+inline constexpr uint64_t kMaxStage = 40;
 
 struct Stage {
   uint64_t index = 0;

@@ -97,6 +97,11 @@ TEST(Stages, StopWhereMixedOrWhereTheNextStageWouldPassACap) {
   d = decide_stage(r, s0, verdict(1.02, 450), c);
   EXPECT_FALSE(d.go_on);
   EXPECT_NE(d.reason.find("--time-limit"), std::string::npos) << d.reason;
+  c.time_limit.reset();
+  c.max_passes = 0;  // no cap in passes: the stages' own limit
+  d = decide_stage(r, stage_of(r, sampler::kMaxStage), verdict(1.02, 450), c);
+  EXPECT_FALSE(d.go_on) << d.reason;
+  EXPECT_TRUE(decide_stage(r, stage_of(r, sampler::kMaxStage - 1), verdict(1.02, 450), c).go_on);
 }
 
 // Keeps what a run directory keeps: each chain's draws since the last stage began, and every
