@@ -389,6 +389,7 @@ int run_sample(SampleArgs& a) {
                    {"seconds", result.seconds},
                    {"stopped_early", result.stopped_early},
                    {"stages", result.run.stage + 1},
+                   {"prior_exact", result.prior_exact},
                    {"stop_reason", result.stop_reason},
                    {"stage_verdicts", result.stage_verdicts}};
   if (result.run.rao_blackwell) {

@@ -35,6 +35,7 @@ nlohmann::json summary_json(const RunSummary& s) {
           {"thin", s.thin},
           {"stopped_early", s.stopped_early},
           {"stages", s.stages ? nlohmann::json(s.stages) : nlohmann::json()},
+          {"prior_exact", s.prior_exact},
           {"stop_reason", s.stages ? nlohmann::json(s.stop_reason) : nlohmann::json()},
           {"columns", columns},
           {"all_coordinates",
@@ -120,6 +121,11 @@ std::string summary_text(const RunSummary& s) {
                    "MCSE, R-hat and ESS are theirs), the others the kept draws' (docs/samplers.md, \"Rao-Blackwellized "
                    "moments\").\n",
                    s.rb_means, s.rb_sds, v.dim, s.rb_samples);
+  }
+  if (s.prior_exact > 0) {
+    fmt::format_to(out, "{} coordinates are in no training row: their posterior is the prior, exactly (posterior.npy: mean 0, "
+                        "sd sqrt(prior_var); no R-hat or ESS).\n",
+                   s.prior_exact);
   }
   if (s.stages > 0) {
     fmt::format_to(out, "Until mixed: {} stage{}{}: {} (docs/samplers.md, \"Until mixed\").\n", s.stages,

@@ -51,6 +51,9 @@ struct RunSummary {
   // ran (the draws are the last one's) and why it stopped. 0 stages: a run of one length.
   uint64_t stages = 0;
   std::string stop_reason;
+  // Coordinates in no training row, whose posterior is the prior exactly (config.json's
+  // result.prior_exact; 0 in runs before it).
+  uint64_t prior_exact = 0;
   std::vector<ColumnSummary> columns;  // lp__ first, then the tracked coordinates
   VectorSummary vector;
   // With Rao-Blackwellized moments (config.json's result.rao_blackwell): the conditional draws,

@@ -272,6 +272,11 @@ struct SampleResult {
   // came from (every chain's refreshes after burn-in), and the coordinates whose mean (and
   // mcse) and whose sd posterior.npy takes from them rather than from the kept draws.
   uint64_t rb_samples = 0, rb_means = 0, rb_sds = 0;
+  // Coordinates in no training row (with the store's per-feature statistics and a finite
+  // prior): the likelihood does not involve them, so their posterior is the prior exactly;
+  // posterior.npy holds its mean 0 and sd sqrt(prior_var) (MCSE 0), diagnostics.npy no R-hat or
+  // ESS, and the verdict does not count them.
+  uint64_t prior_exact = 0;
   // The kept draws of lp__ (first) and of each tracked coordinate, for exact diagnostics:
   // each chain-major (chain c's draws at [c * draws, (c + 1) * draws)).
   std::vector<std::vector<double>> tracked_draws;

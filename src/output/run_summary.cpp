@@ -49,7 +49,7 @@ struct RunConfig {
   std::string method, model;
   uint64_t chains = 0, first_chain = 1, dim = 0, draws = 0, iterations = 0, burn_in = 0, thin = 1;
   bool intercept = false, stopped_early = false, sampled = false;
-  uint64_t stages = 0;
+  uint64_t stages = 0, prior_exact = 0;
   std::string stop_reason;
   std::vector<std::string> draws_files, track;
   bool rao_blackwell = false;
@@ -81,6 +81,7 @@ Status read_config(const std::string& dir, std::string_view text, RunConfig* c) 
     const nlohmann::json& r = j.at("result");
     c->draws = json_at<uint64_t>(r, "draws");
     c->stopped_early = json_at<bool>(r, "stopped_early");
+    if (r.contains("prior_exact")) c->prior_exact = json_at<uint64_t>(r, "prior_exact");
     if (j.contains("until_mixed") && json_at<bool>(j.at("until_mixed"), "on")) {  // runs before stages have none
       c->stages = json_at<uint64_t>(r, "stages");
       c->stop_reason = json_at<std::string>(r, "stop_reason");
@@ -268,6 +269,7 @@ Status summarize_run(const std::string& dir, FileSystem& fs, RunSummary* out) {
   s.thin = c.thin;
   s.stopped_early = c.stopped_early;
   s.stages = c.stages;
+  s.prior_exact = c.prior_exact;
   s.stop_reason = c.stop_reason;
   s.rao_blackwell = c.rao_blackwell;
   s.rb_samples = c.rb_samples;

@@ -345,6 +345,7 @@ StageVerdict Engine::stage_verdict() const {
       e.ess = d.ess;
       e.mcse = d.mcse;
     }
+    if (prior_exact(j)) continue;  // known exactly: nothing to mix
     if (rb_) take_conditional(*rb_, j, &e);
     v.add(e.rhat, e.ess, tr, te, j);
   }
@@ -420,7 +421,17 @@ void Engine::finish(bool stopped, SampleResult* out) {
   r.ess.resize(run_.dim);
   r.mcse.resize(run_.dim);
   diagnostics_.finish(r.rhat, r.ess, r.mcse);
-  if (rb_) take_conditional_moments(*rb_, &r);
+  if (rb_) take_conditional_moments(*rb_, &r, [this](uint64_t j) { return prior_exact(j); });
+  // A coordinate in no row: the prior, exactly (SampleResult::prior_exact).
+  const double prior_sd = std::sqrt(run_.given.prior_var);
+  for (uint64_t j = 0; j < run_.dim; ++j) {
+    if (!prior_exact(j)) continue;
+    r.mean[j] = 0;
+    r.sd[j] = prior_sd;
+    r.mcse[j] = 0;
+    r.rhat[j] = r.ess[j] = std::numeric_limits<double>::quiet_NaN();
+    ++r.prior_exact;
+  }
   DiagnosticsSummary& s = r.diagnostics;
   s.covered = diagnostics_.covered();
   s.max_rhat = s.min_ess = std::numeric_limits<double>::quiet_NaN();

@@ -19,6 +19,7 @@
 #include <tbb/task_arena.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -125,6 +126,10 @@ class Engine {
   // The end of a stage (docs/samplers.md, "Until mixed"): its verdict, and whether the run goes on
   // to the next; if so, the kept draws start again.
   StageVerdict stage_verdict() const;
+  // Coordinate j is in no training row, under a finite prior: its posterior is the prior.
+  bool prior_exact(uint64_t j) const {
+    return !pre_.in_rows.empty() && std::isfinite(run_.given.prior_var) && !((pre_.in_rows[j / 64] >> (j % 64)) & 1);
+  }
   Status end_stage(SampleObserver& obs, bool* go_on);
   Status evaluate(uint64_t k, SampleObserver& obs);
   void progress(uint64_t k, SampleObserver& obs);

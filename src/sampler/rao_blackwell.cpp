@@ -113,9 +113,10 @@ Taken take_conditional(const RaoBlackwell& rb, uint64_t j, CoordinateEstimate* x
   return t;
 }
 
-void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r) {
+void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r, const std::function<bool(uint64_t)>& skip) {
   r->rb_samples = rb.samples();
   for (uint64_t j = 0; j < r->run.dim; ++j) {
+    if (skip && skip(j)) continue;
     CoordinateEstimate x{r->mean[j], r->sd[j], r->rhat[j], r->ess[j], r->mcse[j]};
     const Taken t = take_conditional(rb, j, &x);
     r->mean[j] = x.mean;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -118,7 +119,8 @@ Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const mod
 // not covered), the conditional moments stand. Where it takes the mean, the coordinate's R-hat
 // and ESS become the conditional mean's (Estimate::rhat; (sd / MCSE)^2), as its MCSE does:
 // diagnostics.npy then describes posterior.npy's estimates. Counts what it took in r.
-void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r);
+// skip(j): coordinates to leave as they are (known exactly).
+void take_conditional_moments(const RaoBlackwell& rb, SampleResult* r, const std::function<bool(uint64_t)>& skip = {});
 
 // The same for one coordinate j, its kept draws' estimates in e (a stage's verdict reads them
 // without the result's arrays): which of the conditional mean and sd it took.
