@@ -223,7 +223,7 @@ class CliObserver final : public SampleObserver {
       std::cerr << fmt::format("agld: not mixed after {} iterations: going on to {} (stage {}; the draws so far are burn-in)\n",
                                run.burn_in, run.iterations, run.stage);
     }
-    return w_.restart_draws(run, comments(run));
+    return w_.open_draws(run, comments(run));
   }
   // The draws files' head comments.
   static std::vector<std::string> comments(const ResolvedSample& run) {

@@ -51,9 +51,9 @@ class RunWriter {
   // (the comment lines, then the column names) and of metrics.csv.
   Status start(const ResolvedSample& run, const std::vector<std::string>& comments);
   Status draw(const DrawRecord& d);
-  // The run went on to a longer stage (SampleObserver::on_stage): every chain's draws file
-  // starts again, with these heads; what it held goes uncommitted.
-  Status restart_draws(const ResolvedSample& run, const std::vector<std::string>& comments);
+  // Every chain's draws file, new, with these heads (start() calls it; again when the run goes
+  // on to a longer stage, SampleObserver::on_stage): a file it replaces goes uncommitted.
+  Status open_draws(const ResolvedSample& run, const std::vector<std::string>& comments);
   Status eval(const EvalRecord& e);
   // Writes posterior.npy, diagnostics.npy and config.json (config_json, built by the
   // caller), adds the trailing comments of the draws files, and commits every file.
@@ -82,7 +82,6 @@ class RunWriter {
   RunWriter() = default;
   Status flush(Out& o, bool all);
   Status open(const std::string& name, std::unique_ptr<Out>* out);
-  Status open_draws(const ResolvedSample& run, const std::vector<std::string>& comments);
 
   std::string dir_;
   FileSystem* fs_ = nullptr;

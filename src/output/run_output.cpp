@@ -98,10 +98,6 @@ Status RunWriter::open_draws(const ResolvedSample& run, const std::vector<std::s
   return Status::ok();
 }
 
-Status RunWriter::restart_draws(const ResolvedSample& run, const std::vector<std::string>& comments) {
-  return open_draws(run, comments);
-}
-
 Status RunWriter::start(const ResolvedSample& run, const std::vector<std::string>& comments) {
   first_chain_ = run.given.chain_id;
   chains_ = static_cast<size_t>(run.given.chains);

@@ -434,23 +434,17 @@ void Engine::finish(bool stopped, SampleResult* out) {
   }
   DiagnosticsSummary& s = r.diagnostics;
   s.covered = diagnostics_.covered();
-  s.max_rhat = s.min_ess = std::numeric_limits<double>::quiet_NaN();
   // Every coordinate with diagnostics, as `agld summary` reads them from diagnostics.npy: the
-  // covered ones, and any other whose mean is Rao-Blackwellized (its own R-hat).
-  for (uint64_t j = 0; j < run_.dim; ++j) {
-    if (std::isfinite(r.rhat[j])) {
-      ++s.finite;
-      if (!(r.rhat[j] <= s.max_rhat)) {
-        s.max_rhat = r.rhat[j];
-        s.max_rhat_at = j;
-      }
-      s.rhat_above += r.rhat[j] > kRhatLimit;
-    }
-    if (std::isfinite(r.ess[j]) && !(r.ess[j] >= s.min_ess)) {
-      s.min_ess = r.ess[j];
-      s.min_ess_at = j;
-    }
-  }
+  // covered ones, and any other whose mean is Rao-Blackwellized (its own R-hat). Counted as a
+  // stage's verdict counts them, against the verdict's limit.
+  StageVerdict all;
+  for (uint64_t j = 0; j < run_.dim; ++j) all.add(r.rhat[j], r.ess[j], kRhatLimit, 0, j);
+  s.finite = all.finite;
+  s.rhat_above = all.rhat_above;
+  s.max_rhat = all.max_rhat;
+  s.max_rhat_at = all.max_rhat_id;
+  s.min_ess = all.min_ess;
+  s.min_ess_at = all.min_ess_id;
   // The tracked draws, a column at a time, chain-major.
   r.tracked_draws.resize(run_.track.size() + 1);
   for (size_t t = 0; t < r.tracked_draws.size(); ++t) {
