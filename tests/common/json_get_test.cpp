@@ -11,6 +11,7 @@
 
 namespace agld {
 namespace {
+namespace json_get_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using nlohmann::json;
 
@@ -68,5 +69,6 @@ TEST(JsonGet, OtherTypesKeepNlohmannsChecksAndNameTheKey) {
   EXPECT_THROW(json_at<bool>(j, "absent"), json::out_of_range);
 }
 
+}  // namespace json_get_test
 }  // namespace
 }  // namespace agld

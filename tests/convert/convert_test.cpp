@@ -15,6 +15,7 @@
 
 namespace agld {
 namespace {
+namespace convert_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::convert_one;
 using test::TempDir;
@@ -531,5 +532,6 @@ TEST(Convert, TestSplitIsSeededDisjointAndSharesFeatures) {
   }
 }
 
+}  // namespace convert_test
 }  // namespace
 }  // namespace agld

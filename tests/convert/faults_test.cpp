@@ -33,6 +33,7 @@
 
 namespace agld {
 namespace {
+namespace faults_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 namespace fs = std::filesystem;
 using test::FaultFileSystem;
@@ -832,5 +833,6 @@ TEST(LocalFileSystemFallback, ConvertLeavesNoTemporary) {
   EXPECT_TRUE(test::read_file(out.file("x.agld")) == good);
 }
 
+}  // namespace faults_test
 }  // namespace
 }  // namespace agld

@@ -17,6 +17,7 @@
 
 namespace agld {
 namespace {
+namespace feature_stats_convert_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::BruteFeatureStats;
 using test::TempDir;
@@ -265,5 +266,6 @@ TEST(ConvertFeatureStatsOrder, TheirMemoryCountsAgainstTheBudget) {
   EXPECT_TRUE(run(false, true, 3'000'000, 160 * mib).is_ok());
 }
 
+}  // namespace feature_stats_convert_test
 }  // namespace
 }  // namespace agld

@@ -12,6 +12,7 @@
 
 namespace agld {
 namespace {
+namespace field_detector_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using Row = std::vector<std::pair<uint32_t, float>>;
 
@@ -206,5 +207,6 @@ TEST(FieldDetector, MatchesBruteForceOnRandomRows) {
   }
 }
 
+}  // namespace field_detector_test
 }  // namespace
 }  // namespace agld

@@ -12,6 +12,7 @@
 
 namespace agld {
 namespace {
+namespace fuzz_findings_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::TempDir;
 
@@ -70,5 +71,6 @@ TEST(ConvertFuzzFindings, CompressedInputStartsFromAnEmptyCarry) {
   EXPECT_EQ(report.nnz, 3u);
 }
 
+}  // namespace fuzz_findings_test
 }  // namespace
 }  // namespace agld

@@ -28,6 +28,7 @@
 
 namespace agld {
 namespace {
+namespace kill_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 namespace fs = std::filesystem;
 using test::TempDir;
@@ -144,5 +145,6 @@ TEST(ConvertKilledLong, AtRandomMomentsLeavesNothingOrTheWholeStore) {
   kill_at_random_moments(spilling_input(in), {"--memory", "64M", "--chunk-bytes", "256K"}, 200, 87);
 }
 
+}  // namespace kill_test
 }  // namespace
 }  // namespace agld

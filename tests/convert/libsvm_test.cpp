@@ -8,6 +8,7 @@
 
 namespace agld {
 namespace {
+namespace libsvm_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 ParsedBlock parse(std::string_view text, ParseOptions opt = {}) {
   ParsedBlock b;
@@ -171,5 +172,6 @@ TEST(Libsvm, StopsAtFirstErrorUnlessSkipping) {
   EXPECT_EQ(b.row_line, (std::vector<uint64_t>{1, 3, 5}));
 }
 
+}  // namespace libsvm_test
 }  // namespace
 }  // namespace agld

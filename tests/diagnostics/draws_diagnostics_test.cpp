@@ -21,6 +21,7 @@
 
 namespace agld::diagnostics {
 namespace {
+namespace draws_diagnostics_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr double kRelTol = 1e-6;
 const std::string kFixtures = std::string(AGLD_SOURCE_DIR) + "/tests/diagnostics/fixtures/";
@@ -228,5 +229,6 @@ TEST(DrawsDiagnostics, BadShapeThrows) {
   EXPECT_THROW(ess_bulk(x, 0), std::invalid_argument);
 }
 
+}  // namespace draws_diagnostics_test
 }  // namespace
 }  // namespace agld::diagnostics

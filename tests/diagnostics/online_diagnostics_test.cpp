@@ -16,6 +16,7 @@
 
 namespace agld::diagnostics {
 namespace {
+namespace online_diagnostics_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // draws[c][t][j]
 using Draws = std::vector<std::vector<std::vector<double>>>;
@@ -193,5 +194,6 @@ TEST(OnlineDiagnostics, TooFewDrawsGiveNaN) {
   EXPECT_TRUE(std::isnan(ess[0]));
 }
 
+}  // namespace online_diagnostics_test
 }  // namespace
 }  // namespace agld::diagnostics

@@ -23,6 +23,7 @@
 
 namespace agld {
 namespace {
+namespace file_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 std::vector<std::byte> pattern(size_t n) {
   std::vector<std::byte> b(n);
@@ -226,5 +227,6 @@ TEST(StaleTemporaries, OnlyThoseOfProcessesThatNoLongerRunAreRemoved) {
   EXPECT_EQ(FileSystem::local().remove_stale_temporaries(dir.file("missing")), 0u);  // no directory: nothing
 }
 
+}  // namespace file_test
 }  // namespace
 }  // namespace agld

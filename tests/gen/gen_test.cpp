@@ -17,6 +17,7 @@
 
 namespace agld {
 namespace {
+namespace gen_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::read_file;
 using test::run_agld;
@@ -452,5 +453,6 @@ TEST(GenTest, DiskFullLeavesNothing) {
   }
 }
 
+}  // namespace gen_test
 }  // namespace
 }  // namespace agld

@@ -9,6 +9,7 @@
 
 namespace agld::model {
 namespace {
+namespace model_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 TEST(Models, DerivativesMatchDifferencesAndTheCurvatureBound) {
   SampleOptions o;
@@ -44,5 +45,6 @@ TEST(Models, LogisticCurvatureIsThatOfTheSigmoid) {
   EXPECT_EQ(logistic->d2loss(1, 40), logistic->d2loss(-1, -40));
 }
 
+}  // namespace model_test
 }  // namespace
 }  // namespace agld::model

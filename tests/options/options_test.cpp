@@ -10,6 +10,7 @@
 
 namespace agld {
 namespace {
+namespace options_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 template <class O>
 void expect_unique_keys(std::span<const OptionField<O>> fields) {
@@ -134,5 +135,6 @@ TEST(OptionJson, EveryOptimizeOptionRoundTrips) {
   }
 }
 
+}  // namespace options_test
 }  // namespace
 }  // namespace agld

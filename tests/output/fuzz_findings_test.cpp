@@ -7,6 +7,7 @@
 
 namespace agld {
 namespace {
+namespace fuzz_findings_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // config.json with a number too large for a double: nlohmann::json throws out_of_range
 // (406), not parse_error, which summarize_run did not catch: `agld summary` was terminated.
@@ -36,5 +37,6 @@ TEST(SummaryFuzzFindings, ConfigFloatOrNegativeForAnIntegerIsCorruption) {
   }
 }
 
+}  // namespace fuzz_findings_test
 }  // namespace
 }  // namespace agld

@@ -10,6 +10,7 @@
 
 namespace agld {
 namespace {
+namespace npy_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 TEST(Npy, HeaderAndDataFollowFormatOne) {
   const std::vector<double> data = {1.5, -2.0, 0.25, 3.0, 1e-300, -0.0};
@@ -81,5 +82,6 @@ TEST(Npy, MalformedFilesAreCorruption) {
   }
 }
 
+}  // namespace npy_test
 }  // namespace
 }  // namespace agld

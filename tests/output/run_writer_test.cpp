@@ -10,6 +10,7 @@
 
 namespace agld::test {
 namespace {
+namespace run_writer_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 TEST(RunWriter, AnUnfinishedRunRemovesTheDirectoriesItMade) {
   TempDir dir;
@@ -55,5 +56,6 @@ TEST(RunWriter, FinishTablesWritesTheTablesAndConfigOnly) {
   EXPECT_EQ(npy, expected);
 }
 
+}  // namespace run_writer_test
 }  // namespace
 }  // namespace agld::test

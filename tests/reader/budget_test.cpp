@@ -25,6 +25,7 @@
 
 namespace agld {
 namespace {
+namespace budget_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 uint64_t page_size() { return static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)); }
 
@@ -130,5 +131,6 @@ TEST(ReaderBudget, RandomReshufflingByChunksStaysUnderTheBudget) {
 }
 TEST(ReaderBudget, RandomAccessByChunksStaysUnderTheBudget) { check_budget("ra", 0.002, false); }
 
+}  // namespace budget_test
 }  // namespace
 }  // namespace agld

@@ -20,6 +20,7 @@
 
 namespace agld {
 namespace {
+namespace changing_store_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::TempDir;
 
@@ -134,5 +135,6 @@ TEST(ChangingStore, DetectedMidPassWithoutACrash) {
   }
 }
 
+}  // namespace changing_store_test
 }  // namespace
 }  // namespace agld

@@ -15,6 +15,7 @@
 
 namespace agld {
 namespace {
+namespace direct_rows_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::TempDir;
 
@@ -319,5 +320,6 @@ TEST(DirectRows, DamagedBytesNeverCrash) {
   EXPECT_GT(failures, 0u);
 }
 
+}  // namespace direct_rows_test
 }  // namespace
 }  // namespace agld

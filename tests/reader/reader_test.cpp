@@ -16,6 +16,7 @@
 
 namespace agld {
 namespace {
+namespace reader_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::TempDir;
 
@@ -512,37 +513,6 @@ TEST(Reader, DestroyedWithTheRingFullDoesNotHang) {
   }
 }
 
-TEST(Reader, ScanCommand) {
-  Fixture f(kRows, kChunkRows);
-  const std::string store = "'" + f.store->path() + "'";
-  for (const char* order : {"ca", "rr", "ra", "br"}) {
-    auto r = test::run_agld("scan " + store + " --access " + order +
-                            " --batch 64 --passes 2.5 --memory 200M --seed 3 --json");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    auto j = nlohmann::json::parse(r.out);
-    EXPECT_EQ(j["rows"].get<uint64_t>(), 2500u / 64 * 64 + 64);
-    for (const char* key :
-         {"seconds", "bytes_read", "peak_rss_bytes", "rows_per_s", "cache_hits", "cache_misses",
-          "chunks_decompressed", "bytes_decompressed", "wait_seconds"}) {
-      EXPECT_TRUE(j.contains(key)) << key;
-    }
-    EXPECT_GT(j["peak_rss_bytes"].get<uint64_t>(), 0u);
-    EXPECT_EQ(j["chunks_decompressed"].get<uint64_t>(), f.store->chunk_count());
-    // 2.5 passes: the first pass's time, and the rate of the rows after it.
-    EXPECT_GT(j["first_pass_seconds"].get<double>(), 0);
-    EXPECT_LE(j["first_pass_seconds"].get<double>(), j["seconds"].get<double>());
-    EXPECT_GT(j["later_rows_per_s"].get<double>(), 0);
-    EXPECT_EQ(j["prefetch"].get<uint64_t>(), ReaderOptions::kMaxAutoPrefetch);  // 200M: room
-  }
-  auto r = test::run_agld("scan " + store + " --access rr --batch 10 --passes 0.01 --memory 200M");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("rows/s"), std::string::npos) << r.out;
-  r = test::run_agld("scan " + store + " --access xx --memory 200M");
-  EXPECT_EQ(r.exit_code, 64) << r.err;
-  r = test::run_agld("scan " + store + " --access ca --memory 1M");
-  EXPECT_EQ(r.exit_code, 64) << r.err;
-  EXPECT_NE(r.err.find("too small"), std::string::npos) << r.err;
-}
-
+}  // namespace reader_test
 }  // namespace
 }  // namespace agld

@@ -13,6 +13,7 @@
 
 namespace agld::test {
 namespace {
+namespace seek_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // The first n rows a cursor yields.
 std::vector<reader::RowRef> take(reader::OrderCursor& c, size_t n) {
@@ -101,5 +102,6 @@ TEST_F(SeekTest, AReaderStartsWhereAnotherStopped) {
   }
 }
 
+}  // namespace seek_test
 }  // namespace
 }  // namespace agld::test

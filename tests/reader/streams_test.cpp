@@ -14,6 +14,7 @@
 
 namespace agld {
 namespace {
+namespace streams_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 struct Case {
   std::string order;
@@ -164,5 +165,6 @@ TEST(Streams, BatchMustHoldEveryStreamEqually) {
   EXPECT_NE(st.message().find("3 streams"), std::string::npos) << st.message();
 }
 
+}  // namespace streams_test
 }  // namespace
 }  // namespace agld

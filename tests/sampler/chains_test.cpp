@@ -15,6 +15,7 @@
 
 namespace agld::test {
 namespace {
+namespace chains_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint32_t kDim = 40;
 
@@ -208,5 +209,6 @@ TEST(Chains, CountsAndBudgetsAreChecked) {
   EXPECT_GT(one_chain, 0u);
 }
 
+}  // namespace chains_test
 }  // namespace
 }  // namespace agld::test

@@ -22,6 +22,7 @@
 
 namespace agld::test {
 namespace {
+namespace checkpoint_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using checkpoint::CheckpointIn;
 using checkpoint::CheckpointOut;
@@ -422,5 +423,6 @@ TEST(CheckpointRoundTrip, MomentsDiagnosticsPredictive) {
   EXPECT_EQ(other.load(again).code(), Status::Code::kCorruption);
 }
 
+}  // namespace checkpoint_test
 }  // namespace
 }  // namespace agld::test

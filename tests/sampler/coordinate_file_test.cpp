@@ -16,6 +16,7 @@
 
 namespace agld {
 namespace {
+namespace coordinate_file_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using sampler::CoordinateFile;
 using test::FaultFileSystem;
@@ -100,5 +101,6 @@ TEST(CoordinateFileFaults, AShortOrDamagedFileIsOneLineNamingTheOptionAndTheFile
   }
 }
 
+}  // namespace coordinate_file_test
 }  // namespace
 }  // namespace agld

@@ -18,6 +18,7 @@ inline void PrintTo(const MethodInfo& m, std::ostream* os) { *os << m.name; }
 
 namespace agld::test {
 namespace {
+namespace default_length_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // 5 x 10^5 rows: the size at which lmc's small-store floor (iterations that read 10^7 rows) is
 // 20 passes too, so that neither rule hides the other. Two features a row, logistic.
@@ -107,5 +108,6 @@ INSTANTIATE_TEST_SUITE_P(EveryMethod, DefaultLength, ::testing::ValuesIn(length_
                            return s;
                          });
 
+}  // namespace default_length_test
 }  // namespace
 }  // namespace agld::test

@@ -12,6 +12,7 @@
 
 namespace agld::test {
 namespace {
+namespace default_method_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // The warnings about the stored order (a store without per-feature statistics has a note too).
 size_t order_warnings(const ResolvedSample& r) {
@@ -114,5 +115,6 @@ TEST(DefaultMethod, StoreInSourceOrderThatDoesNotFitIsAnErrorWithTheFixes) {
   EXPECT_TRUE(resolve_sample(*store, nullptr, o, &r).is_ok());
 }
 
+}  // namespace default_method_test
 }  // namespace
 }  // namespace agld::test

@@ -18,6 +18,7 @@
 
 namespace agld::test {
 namespace {
+namespace dense_metric_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // Features: 0 ~ N(3, 1); 1 = feature 0 + N(0, 0.1^2) (collinear with it); 2-5 the dummies of
 // a 5-level factor (level 0 dropped, levels skewed); and the intercept (coordinate 6).
@@ -277,5 +278,6 @@ TEST(DenseMetric, FileOfDByD) {
   EXPECT_NE(st.message().find("3 columns"), std::string::npos) << st.message();
 }
 
+}  // namespace dense_metric_test
 }  // namespace
 }  // namespace agld::test

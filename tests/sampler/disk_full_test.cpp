@@ -18,6 +18,7 @@
 
 namespace agld::test {
 namespace {
+namespace disk_full_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint32_t kDim = 30;
 
@@ -203,5 +204,6 @@ TEST_F(DiskFull, WhileWritingDrawsOrTheEndKeepsTheLastCheckpoint) {
   fill_at(before(FaultFileSystem::Event::kAppend, "config.json", 0), "config.json");
 }
 
+}  // namespace disk_full_test
 }  // namespace
 }  // namespace agld::test

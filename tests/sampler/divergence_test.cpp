@@ -12,6 +12,7 @@
 
 namespace agld::test {
 namespace {
+namespace divergence_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint32_t kDim = 5;  // the problem's coordinates
 constexpr size_t kRows = 400;
@@ -105,5 +106,6 @@ TEST(Divergence, ATooLargeStepStopsAtTheRadius) {
   }
 }
 
+}  // namespace divergence_test
 }  // namespace
 }  // namespace agld::test

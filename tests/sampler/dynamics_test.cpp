@@ -24,6 +24,7 @@
 
 namespace agld::sampler {
 namespace {
+namespace dynamics_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -448,5 +449,6 @@ TEST(Dynamics, SmallStepStationaryLawIsThePosterior) {
   }
 }
 
+}  // namespace dynamics_test
 }  // namespace
 }  // namespace agld::sampler

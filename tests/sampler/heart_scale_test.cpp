@@ -13,6 +13,7 @@
 
 namespace agld::test {
 namespace {
+namespace heart_scale_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 struct Case {
   const char* method;
@@ -94,5 +95,6 @@ INSTANTIATE_TEST_SUITE_P(Methods, HeartScale,
                            return s;
                          });
 
+}  // namespace heart_scale_test
 }  // namespace
 }  // namespace agld::test

@@ -10,6 +10,7 @@
 
 namespace agld::test {
 namespace {
+namespace init_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint32_t kDim = 5;
 
@@ -112,5 +113,6 @@ TEST_F(Init, BadFilesAreOneLineErrors) {
   }
 }
 
+}  // namespace init_test
 }  // namespace
 }  // namespace agld::test

@@ -26,6 +26,7 @@
 
 namespace agld::test {
 namespace {
+namespace lazy_dense_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint32_t kDim = 30;
 constexpr uint64_t kBatch = 10;
@@ -429,5 +430,6 @@ TEST_P(DensePath, IsTheSpecificationsChain) {
 INSTANTIATE_TEST_SUITE_P(EveryDynamics, DensePath, ::testing::ValuesIn(sampler::dynamics_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
+}  // namespace lazy_dense_test
 }  // namespace
 }  // namespace agld::test

@@ -12,6 +12,7 @@
 
 namespace agld::test {
 namespace {
+namespace lazy_state_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using sampler::LazyState;
 using sampler::Noise;
@@ -197,5 +198,6 @@ TEST_P(CatchUpRows, ZeroAggregateWritesTheMarkedEntriesAlone) {
 INSTANTIATE_TEST_SUITE_P(EveryDynamics, CatchUpRows, ::testing::ValuesIn(sampler::dynamics_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
+}  // namespace lazy_state_test
 }  // namespace
 }  // namespace agld::test

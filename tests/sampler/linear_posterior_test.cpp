@@ -16,6 +16,7 @@
 
 namespace agld::test {
 namespace {
+namespace linear_posterior_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint32_t kDim = 5;
 constexpr size_t kRows = 120;
@@ -113,5 +114,6 @@ INSTANTIATE_TEST_SUITE_P(EverySnapshotAndAccess, LinearExact, ::testing::ValuesI
                            return s + "_" + param_info.param.access + "_" + param_info.param.dynamics;
                          });
 
+}  // namespace linear_posterior_test
 }  // namespace
 }  // namespace agld::test

@@ -9,6 +9,7 @@
 
 namespace agld::test {
 namespace {
+namespace memory_plan_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint32_t kDim = 20;
 
@@ -84,5 +85,6 @@ TEST(MemoryPlan, TheRecordLayoutWhenItFitsElseTheCompactOne) {
   EXPECT_FALSE(result.run.stamps_in_record);
 }
 
+}  // namespace memory_plan_test
 }  // namespace
 }  // namespace agld::test

@@ -12,6 +12,7 @@
 
 namespace agld::test {
 namespace {
+namespace metric_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint64_t kRows = 4000;
 constexpr uint32_t kFeatures = 30;
@@ -160,5 +161,6 @@ TEST_F(Metric, BadFilesAndOptionsAreOneLineErrors) {
   EXPECT_NE(st.message().find("--precondition diag"), std::string::npos) << st.message();
 }
 
+}  // namespace metric_test
 }  // namespace
 }  // namespace agld::test

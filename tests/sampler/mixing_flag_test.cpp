@@ -11,6 +11,7 @@
 
 namespace agld::test {
 namespace {
+namespace mixing_flag_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 struct Problem {
   SparseRows rows;
@@ -117,5 +118,6 @@ TEST(MixingFlag, UntilMixedGoesOnUntilTheRunHasMixed) {
   }
 }
 
+}  // namespace mixing_flag_test
 }  // namespace
 }  // namespace agld::test

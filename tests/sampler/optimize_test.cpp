@@ -19,6 +19,7 @@
 
 namespace agld::test {
 namespace {
+namespace optimize_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // Keeps every snapshot the run reports.
 class KeepEpochs final : public OptimizeObserver {
@@ -390,5 +391,6 @@ TEST(Optimize, BadOptionsAreErrorsBeforeAnyRead) {
   }
 }
 
+}  // namespace optimize_test
 }  // namespace
 }  // namespace agld::test

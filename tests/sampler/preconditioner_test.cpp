@@ -13,6 +13,7 @@
 
 namespace agld::test {
 namespace {
+namespace preconditioner_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint64_t kRows = 6000;
 constexpr uint32_t kDim = 60;
@@ -233,5 +234,6 @@ TEST(Preconditioner, UnknownNameListsTheKnownOnes) {
   EXPECT_NE(st.message().find("diag, none"), std::string::npos) << st.message();
 }
 
+}  // namespace preconditioner_test
 }  // namespace
 }  // namespace agld::test

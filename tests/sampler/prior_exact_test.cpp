@@ -11,6 +11,7 @@
 
 namespace agld::test {
 namespace {
+namespace prior_exact_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // Rows on features 0-9 of 20: features 10-19 are in no row.
 SparseRows rows_on_half(uint64_t seed, size_t n) {
@@ -72,5 +73,6 @@ TEST(PriorExact, CoordinatesInNoRowHaveThePriorExactly) {
   EXPECT_TRUE(std::isfinite(none.rhat[15]));
 }
 
+}  // namespace prior_exact_test
 }  // namespace
 }  // namespace agld::test

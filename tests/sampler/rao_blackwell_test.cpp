@@ -18,6 +18,7 @@
 
 namespace agld::test {
 namespace {
+namespace rao_blackwell_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // A one-hot factor with Zipf levels (most seen a handful of times), a second with a few
 // common levels, a numeric column, and the intercept (the last coordinate, added by the
@@ -338,5 +339,6 @@ TEST(RaoBlackwell, OnlyWhereItApplies) {
   EXPECT_NE(st.message().find("known: auto, off"), std::string::npos) << st.message();
 }
 
+}  // namespace rao_blackwell_test
 }  // namespace
 }  // namespace agld::test

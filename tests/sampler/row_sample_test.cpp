@@ -10,6 +10,7 @@
 
 namespace agld::test {
 namespace {
+namespace row_sample_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // 100 chunks of 5,000 rows; every row of chunk c holds feature c alone (a time-ordered store
 // whose chunks are months).
@@ -46,5 +47,6 @@ TEST(RowSample, SpreadsOverTheChunksOfAStoreInSourceOrder) {
   }
 }
 
+}  // namespace row_sample_test
 }  // namespace
 }  // namespace agld::test

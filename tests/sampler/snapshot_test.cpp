@@ -12,6 +12,7 @@
 
 namespace agld::sampler {
 namespace {
+namespace snapshot_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // Rows picked from a matrix, as a Batch (owning its buffers).
 struct OwnedBatch {
@@ -183,5 +184,6 @@ TEST(Refreshes, CountedAsTheEngineMakesThem) {
   }
 }
 
+}  // namespace snapshot_test
 }  // namespace
 }  // namespace agld::sampler

@@ -14,6 +14,7 @@
 
 namespace agld::test {
 namespace {
+namespace stages_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using sampler::decide_stage;
 using sampler::Stage;
@@ -274,5 +275,6 @@ TEST(UntilMixed, OnByDefaultOffWhereTheLengthIsGiven) {
   bad([](SampleOptions& b) { b.until_mixed = "on", b.iterations = 10, b.burn_in = 8; }, "4 kept states");
 }
 
+}  // namespace stages_test
 }  // namespace
 }  // namespace agld::test

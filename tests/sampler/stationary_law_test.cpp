@@ -24,6 +24,7 @@
 
 namespace agld::test {
 namespace {
+namespace stationary_law_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 constexpr uint32_t kDim = 4;
 constexpr size_t kRows = 80;
@@ -168,5 +169,6 @@ TEST_P(StationaryLaw, FullOnTheLinearModelHasTheLyapunovLaw) {
 INSTANTIATE_TEST_SUITE_P(EveryDynamics, StationaryLaw, ::testing::ValuesIn(sampler::dynamics_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
+}  // namespace stationary_law_test
 }  // namespace
 }  // namespace agld::test

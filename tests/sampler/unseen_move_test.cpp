@@ -12,6 +12,7 @@
 
 namespace agld::test {
 namespace {
+namespace unseen_move_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using sampler::UnseenMove;
 
@@ -209,5 +210,6 @@ TEST(UnseenMove, OptimizeFindsTheModeAlongTheDirections) {
   }
 }
 
+}  // namespace unseen_move_test
 }  // namespace
 }  // namespace agld::test

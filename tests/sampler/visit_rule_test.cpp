@@ -14,6 +14,7 @@
 
 namespace agld::test {
 namespace {
+namespace visit_rule_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // The visit rule (docs/samplers.md, "The visit rule"): for sampling, eta M_j is lowered to
 // max(0.03 / q'_j, 200 / (h_j I_kept)) where that is smaller. Rows here: feature 0 in every row,
@@ -75,5 +76,6 @@ TEST(VisitRule, LowersWhatTheVisitsAfford) {
   EXPECT_NEAR(p.level_m[p.level[1]], base(100), base(100) * 0.16);
 }
 
+}  // namespace visit_rule_test
 }  // namespace
 }  // namespace agld::test

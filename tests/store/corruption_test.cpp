@@ -24,6 +24,7 @@
 
 namespace agld {
 namespace {
+namespace corruption_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::FaultFileSystem;
 using test::TempDir;
@@ -933,5 +934,6 @@ TEST(StoreCorruptionCli, MissingFileExits66) {
   expect_one_line_error(test::run_agld("dump " + quote(p)), 66, "dump");
 }
 
+}  // namespace corruption_test
 }  // namespace
 }  // namespace agld

@@ -21,6 +21,7 @@
 
 namespace agld {
 namespace {
+namespace feature_stats_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::TempDir;
 
@@ -527,5 +528,6 @@ TEST_F(FeatureStatsBytes, DamagedOrInconsistentTrailerFailsTheOpen) {
   expect_open_fails(edited(36, uint8_t{1}), "reserved bytes");
 }
 
+}  // namespace feature_stats_test
 }  // namespace
 }  // namespace agld

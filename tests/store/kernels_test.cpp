@@ -17,6 +17,7 @@
 
 namespace agld::format {
 namespace {
+namespace kernels_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 // n elements of T at `shift` elements past a 32-byte boundary: the kernels write 32-byte
 // aligned destinations with streaming stores, others with plain ones.
@@ -362,5 +363,6 @@ TEST(AnyNonfinite, FindsEachInfinityAndNaNAnywhere) {
   }
 }
 
+}  // namespace kernels_test
 }  // namespace
 }  // namespace agld::format

@@ -11,6 +11,7 @@
 
 namespace agld {
 namespace {
+namespace store_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::RandomMatrixSpec;
 using test::TempDir;
@@ -358,5 +359,6 @@ TEST(Store, NotAStore) {
   EXPECT_EQ(Store::open(dir.file("empty"), &s).code(), Status::Code::kCorruption);
 }
 
+}  // namespace store_test
 }  // namespace
 }  // namespace agld

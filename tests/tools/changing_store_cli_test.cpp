@@ -11,6 +11,7 @@
 
 namespace agld::test {
 namespace {
+namespace changing_store_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -69,5 +70,6 @@ TEST(ChangingStoreCli, TruncatedUnderSampleIsOneLineNotACrash) {
   }
 }
 
+}  // namespace changing_store_cli_test
 }  // namespace
 }  // namespace agld::test

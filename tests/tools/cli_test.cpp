@@ -14,6 +14,7 @@
 
 namespace agld {
 namespace {
+namespace cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::run_agld;
 using test::TempDir;
@@ -317,5 +318,6 @@ TEST(Cli, SkipBadLinesReportsThem) {
   EXPECT_NE(r.err.find("s.svm:2:5"), std::string::npos) << r.err;
 }
 
+}  // namespace cli_test
 }  // namespace
 }  // namespace agld

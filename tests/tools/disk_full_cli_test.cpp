@@ -13,6 +13,7 @@
 
 namespace agld::test {
 namespace {
+namespace disk_full_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 namespace fs = std::filesystem;
 
@@ -75,5 +76,6 @@ TEST_F(DiskFullCli, KeepsTheLastCheckpointAndSaysSo) {
   EXPECT_TRUE(read_file(kept + "/draws_1.csv").substr(0, 2000) == read_file(whole + "/draws_1.csv").substr(0, 2000));
 }
 
+}  // namespace disk_full_cli_test
 }  // namespace
 }  // namespace agld::test

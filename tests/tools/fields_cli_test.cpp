@@ -14,6 +14,7 @@
 
 namespace agld {
 namespace {
+namespace fields_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::run_agld;
 using test::shell_arg;
@@ -162,5 +163,6 @@ TEST(FieldsCli, ABadSpecExits64) {
   EXPECT_EQ(test::list_dir(dir.path()), std::vector<std::string>{"in.svm"});
 }
 
+}  // namespace fields_cli_test
 }  // namespace
 }  // namespace agld

@@ -14,6 +14,7 @@
 
 namespace agld {
 namespace {
+namespace info_stats_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::run_agld;
 using test::shell_arg;
@@ -186,5 +187,6 @@ TEST(InfoFeatureCounts, DamagedRecordIsAnError) {
   EXPECT_EQ(run_agld("dump " + shell_arg(store)).exit_code, 0);
 }
 
+}  // namespace info_stats_test
 }  // namespace
 }  // namespace agld

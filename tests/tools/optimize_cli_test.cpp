@@ -13,6 +13,7 @@
 
 namespace agld {
 namespace {
+namespace optimize_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::run_agld;
 using test::shell_arg;
@@ -134,5 +135,6 @@ TEST_F(OptimizeCli, BadInputIsAOneLineErrorAndLeavesNoDirectory) {
   }
 }
 
+}  // namespace optimize_cli_test
 }  // namespace
 }  // namespace agld

@@ -15,6 +15,7 @@
 
 namespace agld {
 namespace {
+namespace order_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::run_agld;
 using test::shell_arg;
@@ -149,5 +150,6 @@ TEST(StoredOrder, DefaultsGiveTheSamePosteriorWhateverTheStoredOrder) {
   expect_agree(summary_of(k), summary_of(s), "kept order, ptu-rr", "shuffled, ptu-ca");
 }
 
+}  // namespace order_cli_test
 }  // namespace
 }  // namespace agld

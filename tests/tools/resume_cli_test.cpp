@@ -17,6 +17,7 @@
 
 namespace agld::test {
 namespace {
+namespace resume_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 const std::string kHeart = heart_scale_svm();
 
@@ -194,5 +195,6 @@ TEST_F(ResumeCli, ADamagedCheckpointIsOneLine) {
   EXPECT_NE(r.err.find("expected a duration"), std::string::npos) << r.err;
 }
 
+}  // namespace resume_cli_test
 }  // namespace
 }  // namespace agld::test

@@ -13,6 +13,7 @@
 
 namespace agld {
 namespace {
+namespace sample_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::run_agld;
 using test::TempDir;
@@ -295,11 +296,13 @@ TEST_F(SampleCli, SigintStopsTheRunWithCompleteOutputs) {
   EXPECT_NE(r.out.find("(stopped early)"), std::string::npos) << r.out;
 }
 
+}  // namespace sample_cli_test
 }  // namespace
 }  // namespace agld
 
 namespace agld {
 namespace {
+namespace sample_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 TEST(SampleCliTimeLimit, StopsWithCompleteOutputsAndALastEvaluation) {
   TempDir dir;
@@ -315,5 +318,6 @@ TEST(SampleCliTimeLimit, StopsWithCompleteOutputsAndALastEvaluation) {
   EXPECT_LT(std::stod(metrics.back()[7]), 0.0);  // the test log-likelihood where it stopped
 }
 
+}  // namespace sample_cli_test
 }  // namespace
 }  // namespace agld

@@ -14,6 +14,7 @@
 
 namespace agld {
 namespace {
+namespace summary_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 using test::run_agld;
 using test::shell_arg;
@@ -216,5 +217,6 @@ TEST_F(SummaryCli, AMalformedDrawNamesItsLine) {
   EXPECT_NE(r.err.find("draws_2.csv, line "), std::string::npos) << r.err;
 }
 
+}  // namespace summary_cli_test
 }  // namespace
 }  // namespace agld

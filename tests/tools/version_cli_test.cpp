@@ -10,6 +10,7 @@
 
 namespace agld::test {
 namespace {
+namespace version_cli_test {  // this file's names (unity batches: tests/CMakeLists.txt)
 
 TEST(Version, IsTheProjectVersionAndTheCommit) {
   EXPECT_EQ(std::string(kVersion), std::string(kProjectVersion) + "+" + kGitCommit);
@@ -37,5 +38,6 @@ TEST(Version, WithoutGitTheCommitIsUnknown) {
   EXPECT_NE(text.find("kGitCommit = \"unknown\""), std::string::npos) << text;
 }
 
+}  // namespace version_cli_test
 }  // namespace
 }  // namespace agld::test
