@@ -20,15 +20,6 @@
 #include "agld/store.hpp"
 #include "oracle_common.hpp"
 
-namespace {
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? NAN : v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr, "usage: linear_oracle STORE RUN_DIR [--intercept] [--prior-var V] [--noise-var V] [--json]\n");
@@ -75,48 +66,17 @@ int main(int argc, char** argv) {
   const Eigen::VectorXd mean = llt.solve(xty / s2);
   const Eigen::VectorXd sd = llt.solve(Eigen::MatrixXd::Identity(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(d))).diagonal().array().sqrt();
 
-  size_t rows = 0, cols = 0;
-  std::vector<double> post, diag;
-  const std::string dir = argv[2];
-  if (!oracle::read_npy(dir + "/posterior.npy", &rows, &cols, &post) || rows != d || cols != 2) {
-    std::fprintf(stderr, "%s/posterior.npy: not a (%zu, 2) table\n", dir.c_str(), d);
-    return 65;
-  }
-  const bool has_diag = oracle::read_npy(dir + "/diagnostics.npy", &rows, &cols, &diag) && rows == d && cols == 3;
-  std::vector<double> z(d), ratio(d), rhat;
-  size_t within01 = 0, within05 = 0, rhat_above = 0;
-  for (size_t j = 0; j < d; ++j) {
-    z[j] = std::abs(post[2 * j] - mean(static_cast<Eigen::Index>(j))) / sd(static_cast<Eigen::Index>(j));
-    ratio[j] = post[2 * j + 1] / sd(static_cast<Eigen::Index>(j));
-    within01 += z[j] <= 0.1;
-    within05 += z[j] <= 0.5;
-    if (has_diag && std::isfinite(diag[3 * j])) {
-      rhat.push_back(diag[3 * j]);
-      rhat_above += diag[3 * j] > 1.01;
-    }
-  }
+  oracle::RunPosterior run;
+  if (!oracle::read_run(argv[2], d, &run)) return 65;
   const double kappa = [&] {
     Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(precision, Eigen::EigenvaluesOnly);
     return es.eigenvalues().maxCoeff() / es.eigenvalues().minCoeff();
   }();
-  nlohmann::json out = {{"coordinates", d},
-                        {"condition_number", kappa},
-                        {"mean_error_sd", {{"median", quantile(z, 0.5)}, {"q90", quantile(z, 0.9)}, {"max", quantile(z, 1.0)}}},
-                        {"within_0_1_sd", static_cast<double>(within01) / static_cast<double>(d)},
-                        {"within_0_5_sd", static_cast<double>(within05) / static_cast<double>(d)},
-                        {"sd_ratio", {{"q05", quantile(ratio, 0.05)}, {"median", quantile(ratio, 0.5)}, {"q95", quantile(ratio, 0.95)}}},
-                        {"rhat", {{"max", rhat.empty() ? nlohmann::json() : nlohmann::json(quantile(rhat, 1.0))},
-                                  {"above_1_01", rhat_above}}}};
-  if (json) {
-    std::printf("%s\n", out.dump().c_str());
-  } else {
-    std::printf("%zu coordinates, condition number %.3g\n", d, kappa);
-    std::printf("mean error in exact sds: median %.3g, 90%% %.3g, max %.3g; within 0.1 sd %.1f%%, within 0.5 sd %.1f%%\n",
-                quantile(z, 0.5), quantile(z, 0.9), quantile(z, 1.0), 100.0 * static_cast<double>(within01) / static_cast<double>(d),
-                100.0 * static_cast<double>(within05) / static_cast<double>(d));
-    std::printf("sd ratio (run / exact): 5%% %.3g, median %.3g, 95%% %.3g\n", quantile(ratio, 0.05), quantile(ratio, 0.5),
-                quantile(ratio, 0.95));
-    if (has_diag) std::printf("the run's R-hat: max %.4g, %zu of %zu above 1.01\n", rhat.empty() ? NAN : quantile(rhat, 1.0), rhat_above, rhat.size());
-  }
+  nlohmann::json out = {{"coordinates", d}, {"condition_number", kappa}};
+  if (!json) std::printf("%zu coordinates, condition number %.3g\n", d, kappa);
+  const auto at = [](size_t j) { return static_cast<Eigen::Index>(j); };
+  oracle::compare(
+      run, d, [&](size_t j) { return mean(at(j)); }, [&](size_t j) { return sd(at(j)); }, &out, json);
+  if (json) std::printf("%s\n", out.dump().c_str());
   return 0;
 }

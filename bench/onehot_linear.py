@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""onehot_linear.py ROWS SEED [--features N] [--reference] [--weights PATH] > FILE.svm
+"""onehot_linear.py ROWS SEED [--features N] [--reference] [--logistic] [--weights PATH] > FILE.svm
 
 Linear-model data at the scale of issue #15's exact oracle: many sparse features with a
 realistic frequency spread, in the shape of click logs (criteo, kdd12) and of the flights data
@@ -29,6 +29,9 @@ Layout (the default N = 11,364 features; 1-based, in this order):
     reference levels' features occur in no row: their posterior is the prior). The planted
     beta and y are the same as without it, y's reference effects absorbed in the intercept
     direction's posterior.
+  --logistic: binary labels from the same planted model, y = 1 with probability
+    1 / (1 + exp(-eta)), eta = x . beta + 0.3 (else 0): logistic data of the same shape, whose
+    posterior bench/logistic_oracle computes. The rows' x are the same as without it.
   --features N scales the five blocks in proportion (at least 2 levels each; the user block
   takes the remainder), with the four numeric columns last; N >= 14.
   --weights PATH writes the planted model as `agld gen` writes its weights (docs/gen.md):
@@ -48,6 +51,7 @@ bench/sparse_oracle computes it from the store (there, the blocks' fill sets the
 """
 import argparse
 import itertools
+import math
 import random
 import sys
 
@@ -60,6 +64,7 @@ parser.add_argument("rows", type=int)
 parser.add_argument("seed", type=int)
 parser.add_argument("--features", type=int, default=DEFAULT_FEATURES, help=f"total features (default {DEFAULT_FEATURES})")
 parser.add_argument("--reference", action="store_true", help="drop each block's first level (dummy coding)")
+parser.add_argument("--logistic", action="store_true", help="binary labels, y ~ Bernoulli(1 / (1 + exp(-eta)))")
 parser.add_argument("--weights", metavar="PATH", help="write the planted beta (and the 0.3 offset as intercept) to PATH")
 args = parser.parse_args()
 if args.rows < 1 or args.features < 14:
@@ -103,6 +108,7 @@ numeric = [
     [gauss(0, 1) + 2 * t / rows - 1 for t in range(rows)],
 ]
 noise = [gauss(0, 1) for _ in range(rows)]
+uniform = [rng.random() for _ in range(rows)] if args.logistic else None  # after every other draw
 
 out = sys.stdout
 lines = []
@@ -112,9 +118,10 @@ for t in range(rows):
     idx = [base + levels_of[b][t] for b, base in enumerate(bases)]
     vals = [f"{column[t]:.5g}" for column in numeric]
     # y from the values as written, so that the store holds exactly the planted model's x.
-    y = OFFSET + sum(beta[j] for j in idx) + sum(w * float(v) for w, v in zip(numeric_beta, vals)) + noise[t]
+    eta = OFFSET + sum(beta[j] for j in idx) + sum(w * float(v) for w, v in zip(numeric_beta, vals))
+    label = (f"{1 if uniform[t] * (1 + math.exp(-eta)) < 1 else 0}" if args.logistic else f"{eta + noise[t]:.6g}")
     shown = [j for b, j in enumerate(idx) if not (args.reference and levels_of[b][t] == 0)]
-    lines.append(f"{y:.6g} " + " ".join(f"{j}:1" for j in shown) + (" " if shown else "") +
+    lines.append(f"{label} " + " ".join(f"{j}:1" for j in shown) + (" " if shown else "") +
                  " ".join(f"{j}:{v}" for j, v in zip(numeric_ids, vals)) + "\n")
     if len(lines) >= 65536:
         out.writelines(lines)

@@ -71,6 +71,7 @@
 #include "agld/run_output.hpp"
 #include "agld/store.hpp"
 #include "oracle_common.hpp"
+#include "selected_inverse.hpp"
 
 namespace {
 
@@ -85,79 +86,6 @@ constexpr size_t kTripletBuffer = size_t{1} << 22;
 // stopping when the Rayleigh quotient moves by less than kConditionTolerance (relative).
 constexpr int kConditionIterations = 50;
 constexpr double kConditionTolerance = 1e-4;
-
-bool write_npy(const std::string& path, size_t rows, size_t cols, const std::vector<double>& data) {
-  const std::string bytes = agld::encode_npy_f64(rows, cols, data);
-  std::unique_ptr<agld::WritableFile> f;
-  return agld::FileSystem::local().create_atomic(path, &f).is_ok() &&
-         f->append(agld::ByteSpan(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()))
-             .is_ok() &&
-         f->commit().is_ok();
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? NAN : v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// diag(A^-1) from the Cholesky factor of A = L L' (L lower, column-major, each column's
-// diagonal first and its rows increasing, as SimplicialLLT stores it), by the Takahashi
-// recurrence on L's pattern (see the top of the file).
-Eigen::VectorXd selected_inverse_diagonal(const SpMat& l) {
-  const Idx n = l.cols();
-  const Idx* lp = l.outerIndexPtr();
-  const Idx* li = l.innerIndexPtr();
-  const double* lx = l.valuePtr();
-  std::vector<double> zv(static_cast<size_t>(lp[n]));  // Z on L's pattern
-  double* z = zv.data();
-  std::vector<double> acc;
-  for (Idx j = n - 1; j >= 0; --j) {
-    const Idx first = lp[j] + 1, s = lp[j + 1] - first;  // S_j: rows li[first, first + s)
-    acc.assign(static_cast<size_t>(s), 0.0);
-    double* ac = acc.data();
-    // acc = Z[S_j, S_j] * L[S_j, j], Z[S_j, S_j] read from the columns k of S_j: Z_kk and
-    // Z_ik for the later i of S_j, which column k holds (S_j's rows after k are in S_k), in
-    // the same increasing order: a merge that stops at S_j's last row. When column k holds
-    // exactly S_j's later rows (so in the dense trailing block), the merge is a plain loop.
-    for (Idx a = 0; a < s; ++a) {
-      const Idx k = li[first + a];
-      const double lkj = lx[first + a];
-      ac[a] += z[lp[k]] * lkj;
-      if (lp[k + 1] - lp[k] - 1 == s - a - 1) {
-        const double* zk = z + lp[k] + 1;       // Z_ik for i = S_j[a + 1 ..]
-        const double* lj = lx + first + a + 1;  // L_ij for the same i
-        double sum = 0;
-        for (Idx q = 0; q < s - a - 1; ++q) {
-          ac[a + 1 + q] += zk[q] * lkj;
-          sum += zk[q] * lj[q];
-        }
-        ac[a] += sum;
-        continue;
-      }
-      Idx b = a + 1;
-      for (Idx p = lp[k] + 1; p < lp[k + 1] && b < s; ++p) {
-        if (li[p] != li[first + b]) continue;
-        ac[b] += z[p] * lkj;
-        ac[a] += z[p] * lx[first + b];
-        ++b;
-      }
-    }
-    const double ljj = lx[lp[j]];
-    double dot = 0;
-    for (Idx a = 0; a < s; ++a) {
-      z[first + a] = -ac[a] / ljj;
-      dot += lx[first + a] * z[first + a];
-    }
-    z[lp[j]] = (1 / ljj - dot) / ljj;
-  }
-  Eigen::VectorXd diag(n);
-  for (Idx j = 0; j < n; ++j) diag(j) = z[lp[j]];
-  return diag;
-}
 
 }  // namespace
 
@@ -206,16 +134,8 @@ int main(int argc, char** argv) {
   // The run, read first so that a wrong one fails before the long part.
   const std::string dir = argv[2];
   const bool compare = dir != "-";
-  std::vector<double> post, diag;
-  bool has_diag = false;
-  if (compare) {
-    size_t rows = 0, cols = 0;
-    if (!oracle::read_npy(dir + "/posterior.npy", &rows, &cols, &post) || rows != d || cols != 2) {
-      std::fprintf(stderr, "%s/posterior.npy: not a (%zu, 2) table\n", dir.c_str(), d);
-      return 65;
-    }
-    has_diag = oracle::read_npy(dir + "/diagnostics.npy", &rows, &cols, &diag) && rows == d && cols == 3;
-  }
+  oracle::RunPosterior run;
+  if (compare && !oracle::read_run(dir, d, &run)) return 65;
 
   // 1. X'X (lower triangle) and X'y in one pass.
   const auto t_accumulate = std::chrono::steady_clock::now();
@@ -245,7 +165,7 @@ int main(int argc, char** argv) {
     return 65;
   }
   flush();
-  const double accumulate_s = seconds_since(t_accumulate);
+  const double accumulate_s = oracle::seconds_since(t_accumulate);
 
   // 2. P = X'X / s2 + I / s2p, ordered and factored.
   SpMat precision = xtx / s2;
@@ -259,10 +179,10 @@ int main(int argc, char** argv) {
   const auto t_order = std::chrono::steady_clock::now();
   Eigen::SimplicialLLT<SpMat, Eigen::Lower, Eigen::AMDOrdering<Idx>> llt;
   llt.analyzePattern(precision);
-  const double order_s = seconds_since(t_order);
+  const double order_s = oracle::seconds_since(t_order);
   const auto t_factor = std::chrono::steady_clock::now();
   llt.factorize(precision);
-  const double factor_s = seconds_since(t_factor);
+  const double factor_s = oracle::seconds_since(t_factor);
   if (llt.info() != Eigen::Success) {
     std::fprintf(stderr, "the precision is not positive definite\n");
     return 70;
@@ -278,12 +198,12 @@ int main(int argc, char** argv) {
   // refined, 1.7e-9.
   Eigen::VectorXd mean = llt.solve(xty / s2);
   mean += llt.solve(xty / s2 - precision.selfadjointView<Eigen::Lower>() * mean);
-  const double solve_s = seconds_since(t_solve);
+  const double solve_s = oracle::seconds_since(t_solve);
   const auto t_inverse = std::chrono::steady_clock::now();
-  const Eigen::VectorXd permuted_var = selected_inverse_diagonal(l);
+  const Eigen::VectorXd permuted_var = oracle::selected_inverse_diagonal(l);
   Eigen::VectorXd sd(di);
   for (Idx j = 0; j < di; ++j) sd(j) = std::sqrt(permuted_var(llt.permutationP().indices()(j)));
-  const double inverse_s = seconds_since(t_inverse);
+  const double inverse_s = oracle::seconds_since(t_inverse);
 
   // 4. The condition number estimate, from a pseudo-random start (a constant vector can be
   // orthogonal to the directions that the prior alone bounds).
@@ -318,7 +238,7 @@ int main(int argc, char** argv) {
     lambda_min = 1 / inverse_max;
   }
   const double kappa = lambda_max / lambda_min;
-  const double condition_s = seconds_since(t_condition);
+  const double condition_s = oracle::seconds_since(t_condition);
 
   if (!out_path.empty()) {
     std::vector<double> table(2 * d);
@@ -326,7 +246,7 @@ int main(int argc, char** argv) {
       table[2 * j] = mean(static_cast<Eigen::Index>(j));
       table[2 * j + 1] = sd(static_cast<Eigen::Index>(j));
     }
-    if (!write_npy(out_path, d, 2, table)) {
+    if (!oracle::write_npy(out_path, d, 2, table)) {
       std::fprintf(stderr, "%s: cannot write\n", out_path.c_str());
       return 73;
     }
@@ -413,59 +333,20 @@ int main(int argc, char** argv) {
                    {"loglik_predictive", ll_pred / n},
                    {"loglik_plugin", ll_plugin / n},
                    {"mean_predictive_variance_excess", v_sum / n},
-                   {"seconds", seconds_since(t_test)}};
+                   {"seconds", oracle::seconds_since(t_test)}};
     if (!json) {
       std::printf(
           "test rows %llu: exact posterior predictive log-likelihood %.6f (plug-in at the mean %.6f; "
           "mean x' Sigma x %.4g; %.1f s)\n",
           static_cast<unsigned long long>(rows), ll_pred / n, ll_plugin / n, v_sum / n,
-          seconds_since(t_test));
+          oracle::seconds_since(t_test));
     }
   }
 
   if (compare) {
-    std::vector<double> z(d), ratio(d), rhat;
-    size_t within01 = 0, within05 = 0, on_target = 0, rhat_above = 0;
-    for (size_t j = 0; j < d; ++j) {
-      const auto e = static_cast<Eigen::Index>(j);
-      z[j] = std::abs(post[2 * j] - mean(e)) / sd(e);
-      ratio[j] = post[2 * j + 1] / sd(e);
-      within01 += z[j] <= 0.1;
-      within05 += z[j] <= 0.5;
-      on_target += z[j] <= 0.1 && std::abs(ratio[j] - 1) <= 0.1;
-      if (has_diag && std::isfinite(diag[3 * j])) {
-        rhat.push_back(diag[3 * j]);
-        rhat_above += diag[3 * j] > 1.01;
-      }
-    }
-    const auto fraction = [d](size_t count) {
-      return static_cast<double>(count) / static_cast<double>(d);
-    };
-    out["mean_error_sd"] = {
-        {"median", quantile(z, 0.5)}, {"q90", quantile(z, 0.9)}, {"max", quantile(z, 1.0)}};
-    out["within_0_1_sd"] = fraction(within01);
-    out["within_0_5_sd"] = fraction(within05);
-    out["within_target"] = fraction(on_target);
-    out["sd_ratio"] = {{"q05", quantile(ratio, 0.05)},
-                       {"median", quantile(ratio, 0.5)},
-                       {"q95", quantile(ratio, 0.95)}};
-    out["rhat"] = {{"max", rhat.empty() ? nlohmann::json() : nlohmann::json(quantile(rhat, 1.0))},
-                   {"above_1_01", rhat_above}};
-    if (!json) {
-      std::printf(
-          "mean error in exact sds: median %.3g, 90%% %.3g, max %.3g; within 0.1 sd %.1f%%, within "
-          "0.5 sd %.1f%%\n",
-          quantile(z, 0.5), quantile(z, 0.9), quantile(z, 1.0), 100 * fraction(within01),
-          100 * fraction(within05));
-      std::printf("sd ratio (run / exact): 5%% %.3g, median %.3g, 95%% %.3g\n",
-                  quantile(ratio, 0.05), quantile(ratio, 0.5), quantile(ratio, 0.95));
-      std::printf("within target (mean within 0.1 sd and sd within 10%%): %.1f%%\n",
-                  100 * fraction(on_target));
-      if (has_diag) {
-        std::printf("the run's R-hat: max %.4g, %zu of %zu above 1.01\n",
-                    rhat.empty() ? NAN : quantile(rhat, 1.0), rhat_above, rhat.size());
-      }
-    }
+    oracle::compare(
+        run, d, [&](size_t j) { return mean(static_cast<Idx>(j)); }, [&](size_t j) { return sd(static_cast<Idx>(j)); },
+        &out, json);
   }
   if (json) std::printf("%s\n", out.dump().c_str());
   return 0;
