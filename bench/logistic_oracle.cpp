@@ -400,17 +400,7 @@ int main(int argc, char** argv) {
     laplace_sd_ratio[static_cast<size_t>(j)] = laplace_sd(j) / sd(j);
   }
 
-  if (!out_path.empty()) {
-    std::vector<double> table(2 * d);
-    for (size_t j = 0; j < d; ++j) {
-      table[2 * j] = mean(static_cast<Idx>(j));
-      table[2 * j + 1] = sd(static_cast<Idx>(j));
-    }
-    if (!oracle::write_npy(out_path, d, 2, table)) {
-      std::fprintf(stderr, "%s: cannot write\n", out_path.c_str());
-      return 73;
-    }
-  }
+  if (!out_path.empty() && !oracle::write_posterior(out_path, mean, sd)) return 73;
   using oracle::quantile;
   const double mcse_max = quantile(mcse_sd, 1.0);
   nlohmann::json out = {

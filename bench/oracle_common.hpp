@@ -80,6 +80,21 @@ inline bool write_npy(const std::string& path, size_t rows, size_t cols, const s
          f->commit().is_ok();
 }
 
+// Writes the posterior (mean, sd) of every coordinate as a float64 (d, 2) .npy, like a run's
+// posterior.npy; false (after a line on stderr) if it cannot.
+template <typename Vector>
+bool write_posterior(const std::string& path, const Vector& mean, const Vector& sd) {
+  const auto d = static_cast<size_t>(mean.size());
+  std::vector<double> table(2 * d);
+  for (size_t j = 0; j < d; ++j) {
+    table[2 * j] = mean[static_cast<decltype(mean.size())>(j)];
+    table[2 * j + 1] = sd[static_cast<decltype(mean.size())>(j)];
+  }
+  if (write_npy(path, d, 2, table)) return true;
+  std::fprintf(stderr, "%s: cannot write\n", path.c_str());
+  return false;
+}
+
 // The q-quantile of v (the order statistic at q (n - 1), rounded down); NaN for none.
 inline double quantile(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());

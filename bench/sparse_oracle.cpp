@@ -240,17 +240,7 @@ int main(int argc, char** argv) {
   const double kappa = lambda_max / lambda_min;
   const double condition_s = oracle::seconds_since(t_condition);
 
-  if (!out_path.empty()) {
-    std::vector<double> table(2 * d);
-    for (size_t j = 0; j < d; ++j) {
-      table[2 * j] = mean(static_cast<Eigen::Index>(j));
-      table[2 * j + 1] = sd(static_cast<Eigen::Index>(j));
-    }
-    if (!oracle::write_npy(out_path, d, 2, table)) {
-      std::fprintf(stderr, "%s: cannot write\n", out_path.c_str());
-      return 73;
-    }
-  }
+  if (!out_path.empty() && !oracle::write_posterior(out_path, mean, sd)) return 73;
 
   nlohmann::json out = {{"coordinates", d},
                         {"rows", n_rows},
