@@ -9,13 +9,8 @@ sds, the 5/50/95 % of the sd ratio (run / exact) and the share within #15's targ
 within 0.1 sd and sd within 10 %). EXACT.npy comes from bench/sparse_oracle --out; the rows'
 feature counts are read from DATA.svm once and cached beside it (DATA.svm.counts.json).
 Pure Python (no numpy)."""
-import json, os, struct, sys
-def read_npy(path):
-    raw = open(path, "rb").read()
-    hl = struct.unpack("<H", raw[8:10])[0]
-    data = raw[10 + hl:]
-    v = struct.unpack(f"<{len(data)//8}d", data)
-    return v[0::2], v[1::2]
+import json, os, sys
+from npy import read_npy
 svm, exact = sys.argv[1], sys.argv[2]
 cache = svm + ".counts.json"
 if os.path.exists(cache):

@@ -145,13 +145,9 @@ for epochs in $ORACLE_EPOCHS; do
       [[ -f $out.classes ]] ||
         python3 "$here/coordinate_classes.py" "$ORACLE.svm" "${ORACLE}_exact.npy" "$out" > "$out.classes"
       target=$(awk '$1 == "all" { print $NF }' "$out.classes")
-      python3 - "$out/posterior.npy" "${ORACLE}_exact.npy" "$target" <<'PY'
-import struct, sys
-def read_npy(path):
-    raw = open(path, "rb").read()
-    hl = struct.unpack("<H", raw[8:10])[0]
-    v = struct.unpack(f"<{(len(raw) - 10 - hl) // 8}d", raw[10 + hl:])
-    return v[0::2], v[1::2]
+      PYTHONPATH="$here" python3 - "$out/posterior.npy" "${ORACLE}_exact.npy" "$target" <<'PY'
+import sys
+from npy import read_npy
 (rm, rs), (em, es) = read_npy(sys.argv[1]), read_npy(sys.argv[2])
 err = sorted(abs(a - b) / s for a, b, s in zip(rm, em, es))
 sdr = sorted(a / s for a, s in zip(rs, es))

@@ -74,9 +74,7 @@ int main(int argc, char** argv) {
   }();
   nlohmann::json out = {{"coordinates", d}, {"condition_number", kappa}};
   if (!json) std::printf("%zu coordinates, condition number %.3g\n", d, kappa);
-  const auto at = [](size_t j) { return static_cast<Eigen::Index>(j); };
-  oracle::compare(
-      run, d, [&](size_t j) { return mean(at(j)); }, [&](size_t j) { return sd(at(j)); }, &out, json);
+  oracle::compare(run, mean, sd, &out, json);
   if (json) std::printf("%s\n", out.dump().c_str());
   return 0;
 }

@@ -49,18 +49,13 @@ for data in ordered onehot; do
     "$AGLD" sample --train "$store" --model linear $flag --epochs 1 --seed 1 --threads 1 --out "$run" -q 2> /dev/null
     "$sparse_oracle" "$store" "$run" $flag --json --out "$tmp/exact.npy" > "$tmp/sparse.json"
     "$linear_oracle" "$store" "$run" $flag --json > "$tmp/dense.json"
-    python3 - "$tmp" "$BUILD" "$store" "$name" $flag << 'EOF' || status=1
+    PYTHONPATH="$here" python3 - "$tmp" "$BUILD" "$store" "$name" $flag << 'EOF' || status=1
 import json, os, shutil, struct, subprocess, sys
 
 TOL, T = 1e-8, 1e6
 tmp, build, store, name, flags = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 
-def read_npy(path):  # float64 (d, 2), C order, as encode_npy_f64 writes it
-    raw = open(path, "rb").read()
-    header_len = struct.unpack("<H", raw[8:10])[0]
-    data = raw[10 + header_len:]
-    values = struct.unpack(f"<{len(data) // 8}d", data)
-    return values[0::2], values[1::2]
+from npy import read_npy
 
 def write_npy(path, pairs):
     header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, 2), }" % len(pairs)

@@ -84,11 +84,12 @@ inline bool write_npy(const std::string& path, size_t rows, size_t cols, const s
 // posterior.npy; false (after a line on stderr) if it cannot.
 template <typename Vector>
 bool write_posterior(const std::string& path, const Vector& mean, const Vector& sd) {
+  using Index = decltype(mean.size());
   const auto d = static_cast<size_t>(mean.size());
   std::vector<double> table(2 * d);
   for (size_t j = 0; j < d; ++j) {
-    table[2 * j] = mean[static_cast<decltype(mean.size())>(j)];
-    table[2 * j + 1] = sd[static_cast<decltype(mean.size())>(j)];
+    table[2 * j] = mean[static_cast<Index>(j)];
+    table[2 * j + 1] = sd[static_cast<Index>(j)];
   }
   if (write_npy(path, d, 2, table)) return true;
   std::fprintf(stderr, "%s: cannot write\n", path.c_str());
@@ -123,17 +124,20 @@ inline bool read_run(const std::string& dir, size_t d, RunPosterior* run) {
   return true;
 }
 
-// How far the run is from the exact posterior (mean(j), sd(j) for each coordinate j): the mean
+// How far the run is from the exact posterior (mean[j], sd[j] for each coordinate j): the mean
 // error in exact sds (median, 90 %, max), the fractions within 0.1 and 0.5 sd, the sd ratio run
 // / exact (5 %, median, 95 %), the fraction within issue #15's target (mean within 0.1 sd AND
 // sd within 10 %) and the run's R-hat, into *out; printed too unless quiet.
-template <typename Mean, typename Sd>
-void compare(const RunPosterior& run, size_t d, Mean mean, Sd sd, nlohmann::json* out, bool quiet) {
+template <typename Vector>
+void compare(const RunPosterior& run, const Vector& mean, const Vector& sd, nlohmann::json* out, bool quiet) {
+  using Index = decltype(mean.size());
+  const auto d = static_cast<size_t>(mean.size());
   std::vector<double> z(d), ratio(d), rhat;
   size_t within01 = 0, within05 = 0, on_target = 0, rhat_above = 0;
   for (size_t j = 0; j < d; ++j) {
-    z[j] = std::abs(run.post[2 * j] - mean(j)) / sd(j);
-    ratio[j] = run.post[2 * j + 1] / sd(j);
+    const auto e = static_cast<Index>(j);
+    z[j] = std::abs(run.post[2 * j] - mean[e]) / sd[e];
+    ratio[j] = run.post[2 * j + 1] / sd[e];
     within01 += z[j] <= 0.1;
     within05 += z[j] <= 0.5;
     on_target += z[j] <= 0.1 && std::abs(ratio[j] - 1) <= 0.1;

@@ -334,9 +334,7 @@ int main(int argc, char** argv) {
   }
 
   if (compare) {
-    oracle::compare(
-        run, d, [&](size_t j) { return mean(static_cast<Idx>(j)); }, [&](size_t j) { return sd(static_cast<Idx>(j)); },
-        &out, json);
+    oracle::compare(run, mean, sd, &out, json);
   }
   if (json) std::printf("%s\n", out.dump().c_str());
   return 0;
