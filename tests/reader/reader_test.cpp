@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 
