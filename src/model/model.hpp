@@ -8,6 +8,7 @@
 // and one line in the table of src/model/models.cpp.
 #pragma once
 
+#include <cmath>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -25,6 +26,13 @@ class Model {
   virtual double d2loss(double y, double m) const = 0;
   // l(y, m) = -log p(y | m) up to a constant that does not depend on theta.
   virtual double loss(double y, double m) const = 0;
+  // l, l' and l'' at once (a model may share their work: the quadrature of a conditional,
+  // sampler/conditional_quadrature.hpp, calls it for every row of a coordinate).
+  virtual void loss_derivatives(double y, double m, double* l, double* l1, double* l2) const {
+    *l = loss(y, m);
+    *l1 = dloss(y, m);
+    *l2 = d2loss(y, m);
+  }
   // log p(y | m) with every constant (the test log-likelihood).
   virtual double log_lik(double y, double m) const = 0;
   // What the posterior predictive averages: P(y = +1 | m) for a binary model, E[y | m]
@@ -32,6 +40,19 @@ class Model {
   virtual double predict(double m) const = 0;
   // sup over m of l''(y, m): the default step divides by it (docs/samplers.md).
   virtual double curvature() const = 0;
+  // w[i] *= exp(l(y, m_ref) - l(y, m0 + i dm)) for every i: a row's likelihood on a uniform grid
+  // of margins, relative to its value at m_ref (the quadrature of a conditional). A model may
+  // do it with fewer transcendental functions than one loss a point.
+  virtual void multiply_likelihood(double y, double m_ref, double m0, double dm, std::span<double> w) const {
+    const double l_ref = loss(y, m_ref);
+    for (size_t i = 0; i < w.size(); ++i) w[i] *= std::exp(l_ref - loss(y, m0 + static_cast<double>(i) * dm));
+  }
+  // How far off the real axis l(y, m) stays analytic in m: the half-width of that strip of the
+  // complex plane (infinite for the linear model's parabola; pi for the logistic's softplus,
+  // whose nearest singularities are at m = +-i pi). The trapezoid rule's error on a grid of
+  // step h decays like exp(-2 pi width / h): the quadrature of a conditional
+  // (sampler/conditional_quadrature.hpp) sets its grid by it.
+  virtual double analytic_half_width() const = 0;
   // Whether l'' is curvature() at every margin (a Gaussian likelihood): each coordinate's
   // conditional given the others is then Gaussian with a precision the per-feature statistics
   // give, which the Rao-Blackwellized moments use (sampler/rao_blackwell.hpp).

@@ -1,5 +1,6 @@
 // Linear regression (ridge under the Gaussian prior): y ~ N(m, s2), l(y, m) = (y - m)^2 / (2 s2).
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "model/model.hpp"
@@ -13,6 +14,7 @@ class Linear final : public Model {
       : s2_(noise_var), log_norm_(-0.5 * std::log(2 * std::numbers::pi * noise_var)) {}
   double dloss(double y, double m) const override { return (m - y) / s2_; }
   double d2loss(double, double) const override { return 1 / s2_; }
+  double analytic_half_width() const override { return std::numeric_limits<double>::infinity(); }
   double loss(double y, double m) const override { return (y - m) * (y - m) / (2 * s2_); }
   double log_lik(double y, double m) const override { return log_norm_ - loss(y, m); }
   double predict(double m) const override { return m; }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "model/model.hpp"
 
@@ -31,6 +32,51 @@ TEST(Models, DerivativesMatchDifferencesAndTheCurvatureBound) {
       for (double m : {-800.0, -40.0, 40.0, 800.0}) {
         const double d2 = model->d2loss(y, m);
         EXPECT_TRUE(std::isfinite(d2) && d2 >= 0) << info.name << " m " << m << ": " << d2;
+      }
+    }
+  }
+}
+
+// loss_derivatives (one call for the three, which a model may compute together) is loss,
+// dloss and d2loss, in the tails too.
+TEST(Models, LossDerivativesAreTheThreeFunctions) {
+  SampleOptions o;
+  o.noise_var = 0.7;
+  for (const ModelInfo& info : registered_models()) {
+    const auto model = info.make(o);
+    for (double y : {-1.0, 1.0, 0.3, 2.5}) {
+      if (model->binary() && std::abs(y) != 1) continue;
+      for (double m : {-800.0, -40.0, -6.0, -0.37, 0.0, 0.37, 6.0, 40.0, 800.0}) {
+        double l = 0, l1 = 0, l2 = 0;
+        model->loss_derivatives(y, m, &l, &l1, &l2);
+        EXPECT_NEAR(l, model->loss(y, m), 1e-14 * (1 + std::abs(l))) << info.name << " y " << y << " m " << m;
+        EXPECT_NEAR(l1, model->dloss(y, m), 1e-14 * (1 + std::abs(l1))) << info.name << " y " << y << " m " << m;
+        EXPECT_NEAR(l2, model->d2loss(y, m), 1e-14 * (1 + std::abs(l2))) << info.name << " y " << y << " m " << m;
+      }
+    }
+  }
+}
+
+// multiply_likelihood (a row's likelihood on a grid of margins, relative to a reference) is
+// exp(l(m_ref) - l(m)) point by point, on grids rising and falling, into the tails.
+TEST(Models, LikelihoodOnAGridIsThePointwiseRatio) {
+  SampleOptions o;
+  o.noise_var = 0.7;
+  for (const ModelInfo& info : registered_models()) {
+    const auto model = info.make(o);
+    for (double y : {-1.0, 1.0, 0.3}) {
+      if (model->binary() && std::abs(y) != 1) continue;
+      for (double dm : {0.37, -0.37, 2.5, -2.5}) {
+        for (double m_ref : {-3.0, 0.0, 5.0}) {
+          std::vector<double> w(40, 2.0);
+          const double m0 = -25 * std::abs(dm) / dm + 1;
+          model->multiply_likelihood(y, m_ref, m0, dm, w);
+          for (size_t i = 0; i < w.size(); ++i) {
+            const double m = m0 + static_cast<double>(i) * dm;
+            const double want = 2 * std::exp(model->loss(y, m_ref) - model->loss(y, m));
+            EXPECT_NEAR(w[i], want, 1e-12 * want + 1e-300) << info.name << " y " << y << " m " << m << " dm " << dm;
+          }
+        }
       }
     }
   }
