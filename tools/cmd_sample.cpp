@@ -423,7 +423,7 @@ int run_sample(SampleArgs& a) {
     }
     const std::string rb =
         result.rb_means > 0
-            ? fmt::format(" (for the {} means posterior.npy takes from the Gaussian conditionals, the R-hat of the "
+            ? fmt::format(" (for the {} means posterior.npy takes from the coordinates' conditionals, the R-hat of the "
                           "chains' conditional means)",
                           result.rb_means)
             : "";

@@ -116,7 +116,7 @@ std::string summary_text(const RunSummary& s) {
   }
   if (s.rao_blackwell) {
     fmt::format_to(out,
-                   "posterior.npy: {} means and {} sds of {} from the Gaussian conditionals at {} conditional draws "
+                   "posterior.npy: {} means and {} sds of {} from the coordinates' conditionals at {} conditional draws "
                    "(Rao-Blackwellized, where their Monte Carlo error is the smaller; for those means diagnostics.npy's "
                    "MCSE, R-hat and ESS are theirs), the others the kept draws' (docs/samplers.md, \"Rao-Blackwellized "
                    "moments\").\n",

@@ -144,6 +144,11 @@ struct ResolvedSample {
   bool rao_blackwell = false;
   std::string rao_blackwell_rule;
   uint64_t rao_blackwell_refreshes = 0;
+  // Under a model whose conditionals are not Gaussian: the coordinates whose conditionals are
+  // computed by quadrature, those in at most rare_rows training rows (0: Gaussian
+  // conditionals, of every coordinate), how many, and the (row, coordinate) pairs a chain
+  // gathers at a refresh.
+  uint64_t rao_blackwell_rare_rows = 0, rao_blackwell_rare_coordinates = 0, rao_blackwell_rare_pairs = 0;
   // The exact moves along the directions no row can see (sampler/unseen_move.hpp): how many
   // directions (0: none), from how many fields, and why.
   uint64_t unseen_directions = 0, unseen_fields = 0;

@@ -47,9 +47,10 @@ constexpr F kSampleOptions[] = {
              "prior's sd"},
     {.key = "rao_blackwell",
      .member = &S::rao_blackwell,
-     .help = "auto: posterior.npy takes each coordinate's mean and sd from its Gaussian "
-             "conditional at the refreshes (linear model, ptu and tmu) where their Monte Carlo "
-             "error is the smaller; off: from the kept draws alone (docs/samplers.md, "
+     .help = "auto: posterior.npy takes a coordinate's mean and sd from its conditional given "
+             "the others at the refreshes (ptu and tmu; every coordinate's under the linear model, "
+             "by quadrature for the coordinates in at most 64 rows under the logistic) where their "
+             "Monte Carlo error is the smaller; off: from the kept draws alone (docs/samplers.md, "
              "\"Rao-Blackwellized moments\")"},
     {.key = "unseen",
      .member = &S::unseen,

@@ -58,6 +58,7 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
       state_(config.dim, levels(config, head_.get()), inverse_prior_var(config.prior_var), config.level,
              snap_->has_aggregate(), config.stamps_in_record) {
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
+  if (cfg_.rare) rare_ = std::make_unique<RareConditionals>(cfg_.rare);
   draw_.chain = id;
 }
 
@@ -176,6 +177,7 @@ std::span<const double> Chain::theta_margins(const Batch& b) {
 std::span<const double> Chain::refresh_piece(const Batch& rows) {
   const std::span<const double> m = eval_margins(rows);
   snap_->refresh_piece(rows, m, state_.a());
+  if (gathering_) rare_->add(rows, m, state_.x());
   return m;
 }
 

@@ -20,6 +20,7 @@
 #include "sampler/coordinate_file.hpp"
 #include "sampler/dense_head.hpp"
 #include "sampler/lazy_state.hpp"
+#include "sampler/rare_rows.hpp"
 #include "sampler/snapshot.hpp"
 #include "sampler/unseen_move.hpp"
 
@@ -53,6 +54,9 @@ struct ChainConfig {
   // descent on U (no noise is drawn: `agld optimize`, sampler/optimizer.cpp).
   double temperature = 1;
   bool dense = false;     // every coordinate, every iteration (the tests' reference)
+  // Conditionals by quadrature (sampler/rare_rows.hpp): the coordinates whose rows a refresh
+  // that asks for them gathers (null: none).
+  std::shared_ptr<const RareRows> rare;
   const model::Model* model = nullptr;
   std::vector<uint64_t> track;
 };
@@ -101,11 +105,21 @@ class Chain {
 
   // A refresh at theta (current everywhere): begin, pieces, as the strategy asks. A piece's
   // margins theta . x_i are returned (valid until the next call). The strategy gets A at zero.
-  void begin_refresh() {
+  // With `gather`, the pieces' rows of the rare coordinates are kept (ChainConfig::rare) for
+  // compute_conditionals() after the last piece.
+  void begin_refresh(bool gather = false) {
     state_.zero_aggregate(cfg_.in_rows);
     snap_->begin_refresh([this](std::span<double> out) { state_.eval_all(out); }, state_.a());
+    gathering_ = gather && rare_;
+    if (gathering_) rare_->begin();
   }
   std::span<const double> refresh_piece(const Batch& rows);
+  // After a refresh that gathered: each rare coordinate's conditional moments at theta.
+  void compute_conditionals() {
+    rare_->compute(*cfg_.model, state_.inv_prior_var(), state_.x());
+    gathering_ = false;
+  }
+  ConditionalMoments conditional(uint64_t j) const { return rare_->at(j); }
   // theta's component along the directions no row sees drawn anew from the chain's noise
   // (set to its mean, 0, at temperature 0). Every coordinate must be current.
   void redraw_unseen(const UnseenMove& move) { move.apply(state_.x(), noise_); }
@@ -138,6 +152,8 @@ class Chain {
   std::unique_ptr<Snapshot> snap_;
   Noise noise_;
   std::unique_ptr<DenseHead> head_;  // the metric's dense block (null: none); before state_, which reads it
+  std::unique_ptr<RareConditionals> rare_;  // the rare coordinates' rows and conditionals (null: none)
+  bool gathering_ = false;
   LazyState state_;         // with the aggregate A (strategies with one)
   HugeArray<double> grad_;  // `full`: the whole gradient of a step
   double full_loss_ = 0;    // `full`: the loss at theta of the rows so far

@@ -72,9 +72,18 @@ void Engine::keep_states() {
   diagnostics_.next_draw();
 }
 
-// After a refresh past burn-in: every chain's conditional means at its state, from the
-// aggregate the refresh built there (sampler/rao_blackwell.hpp).
+// After a refresh past burn-in: every chain's conditional moments at its state, from the
+// aggregate the refresh built there or the rows it gathered (sampler/rao_blackwell.hpp).
 void Engine::keep_conditionals() {
+  if (!rb_->gaussian()) {  // by quadrature, from the rows each chain gathered in the refresh
+    (void)for_chains([](Chain& c) { c.compute_conditionals(); return Status::ok(); }, sweeps_parallel_ || chains_.size() > 1);
+    rb_->prepare(chains_.size());
+    for_ranges(run_.dim, [&](uint64_t j0, uint64_t j1) {
+      rb_->add_moments(chains_.size(), j0, j1, [&](size_t c, uint64_t j) { return chains_[c]->conditional(j); });
+    });
+    rb_->next_sample(chains_.size());
+    return;
+  }
   const auto x = states();
   std::vector<StridedSpan<const double>> a;
   for (const auto& c : chains_) a.push_back(c->aggregate());
@@ -85,10 +94,10 @@ void Engine::keep_conditionals() {
 
 // A refresh of every chain's snapshot at its theta (every coordinate current), the start's
 // included: the rows are read once, and every chain takes each piece.
-Status Engine::refresh() {
+Status Engine::refresh(bool gather) {
   const RefreshRows rows = chains_.front()->snapshot().refresh_rows();
   if (rows == RefreshRows::kNone) return Status::ok();
-  Status st = for_chains([](Chain& c) { c.begin_refresh(); return Status::ok(); }, sweeps_parallel_);
+  Status st = for_chains([gather](Chain& c) { c.begin_refresh(gather); return Status::ok(); }, sweeps_parallel_);
   if (!st.is_ok()) return st;
   const size_t k = chains_.size();
   if (rows == RefreshRows::kFullPass) {
@@ -221,6 +230,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   cfg.dense = run_.given.dense;
   cfg.model = model_.get();
   cfg.track = run_.track;
+  if (rb_) cfg.rare = rb_->rare_rows();
   for (uint64_t c = 0; c < run_.given.chains; ++c) {
     auto snap = info->make({run_.rows, run_.dim, run_.refresh, run_.snapshot_batch, model_.get()});
     chains_.push_back(std::make_unique<Chain>(run_.given.chain_id + c, run_.given.seed, cfg, std::move(snap)));
@@ -307,10 +317,11 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
       current = true;
     }
     if (chains_.front()->snapshot().refresh_due(k)) {
+      const bool conditionals = rb_ && k >= stage_.burn_in;
       st = for_chains([&](Chain& c) { return c.catch_up_rows(k + 1); }, sweeps_parallel_);
-      if (st.is_ok()) st = refresh();
+      if (st.is_ok()) st = refresh(conditionals);
       if (!st.is_ok()) return st;
-      if (rb_ && k >= stage_.burn_in) keep_conditionals();
+      if (conditionals) keep_conditionals();
       current = true;
     }
     if ((k & 63) == 63) {

@@ -119,7 +119,7 @@ class Engine {
   Status sync_all(uint64_t k, bool keep);
   void keep_states();
   void keep_conditionals();
-  Status refresh();
+  Status refresh(bool gather = false);
   Status batch_iteration(uint64_t k, bool keep, bool do_step);
   Status full_iteration(uint64_t k, bool keep, bool do_step);
   Status emit();

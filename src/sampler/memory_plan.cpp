@@ -78,6 +78,9 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
   p.chain = Chain::state_bytes(snap, d, state_dim, in_record) + Chain::dynamics_bytes(state_dim, r.precondition_levels) +
             (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
             kPassBatch * 8 + r.track.size() * 8;
+  // Conditionals by quadrature: a chain's gathered rows and moments, and their shared layout.
+  const bool rare = r.rao_blackwell && r.rao_blackwell_rare_rows > 0;
+  if (rare) p.chain += RareRowCounts::chain_bytes(r.rao_blackwell_rare_coordinates, r.rao_blackwell_rare_pairs);
   // Shared: the pooled moments, the predictive, every chain's kept lp__ and tracked values.
   // The predictive and the tracked draws grow with the chains: they count in what a chain costs.
   const uint64_t per_chain = p.chain + (r.track.size() + 1) * r.draws * 8 +
@@ -88,6 +91,7 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
   // diag's bit a coordinate: whether some row has it (Preconditioner::in_rows).
   const uint64_t in_rows = r.given.precondition == "diag" ? (d + 63) / 64 * 8 : 0;
   const uint64_t fixed = PooledMoments::bytes(d) + (r.rao_blackwell ? RaoBlackwell::bytes(d, k) : 0) +
+                         (rare ? RareRowCounts::shared_bytes(d, r.rao_blackwell_rare_coordinates) : 0) +
                          Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0) + in_rows;
   p.shared = fixed + k * (per_chain - p.chain);
   p.baseline = process_rss_bytes();

@@ -12,9 +12,9 @@ namespace agld::sampler {
 
 RaoBlackwell::Estimate RaoBlackwell::at(uint64_t j) const {
   const double s = static_cast<double>(mu_.count());
-  const double h = inv_s2p_ + static_cast<double>(data_h_[j]);
+  const double v = gaussian() ? 1 / (inv_s2p_ + static_cast<double>(data_h_[j])) : static_cast<double>(var_mean_[j]);
   const double var_mu = mu_.count() > 1 ? mu_.m2()[j] / (s - 1) : std::nan("");
-  const double var = 1 / h + var_mu;
+  const double var = v + var_mu;
   const double k = static_cast<double>(chains_), n = s / k;
   double rhat = std::nan(""), mcse2 = var_mu / s;
   if (chains_ > 1 && n > 1) {
@@ -24,7 +24,7 @@ RaoBlackwell::Estimate RaoBlackwell::at(uint64_t j) const {
       between += d * d;
     }
     const double w = std::max(0.0, mu_.m2()[j] - n * between) / (k * (n - 1));
-    rhat = std::sqrt(std::max(0.0, 1 + (between / (k - 1) - w / n) / (1 / h + w)));
+    rhat = std::sqrt(std::max(0.0, 1 + (between / (k - 1) - w / n) / (v + w)));
     // The chains as batches: the pooled mean's variance from the spread of the chains' means,
     // which holds when successive conditional draws are correlated (they inherit the slow
     // coordinates of j's rows); the larger of the two.
@@ -42,10 +42,6 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
   r->rao_blackwell_refreshes = 0;
   if (asked == "off") {
     r->rao_blackwell_rule = "off (--rao-blackwell off): the kept draws' moments";
-    return Status::ok();
-  }
-  if (!model.constant_curvature()) {
-    r->rao_blackwell_rule = "off: the " + r->given.model + " model's conditionals are not Gaussian";
     return Status::ok();
   }
   if (snap.refresh_rows() != RefreshRows::kFullPass) {
@@ -67,12 +63,53 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
                                         refreshes, r->given.chains);
     return Status::ok();
   }
+  r->rao_blackwell_rare_rows = r->rao_blackwell_rare_coordinates = r->rao_blackwell_rare_pairs = 0;
+  if (model.constant_curvature()) {
+    r->rao_blackwell = true;
+    r->rao_blackwell_refreshes = refreshes;
+    r->rao_blackwell_rule = fmt::format(
+        "each coordinate's Gaussian conditional at the {} refreshes after burn-in of each chain; posterior.npy takes "
+        "its mean and sd where their Monte Carlo error is below the kept draws'",
+        refreshes);
+    return Status::ok();
+  }
+  // Conditionals by quadrature, of the coordinates in few rows: their rows gathered by every
+  // chain at each refresh; the accumulators, the layout and the rows in at most 1/kRareShare of
+  // --memory.
+  if (!std::isfinite(r->given.prior_var)) {
+    r->rao_blackwell_rule = "off: under a flat prior the conditional of a coordinate in a few rows may be improper";
+    return Status::ok();
+  }
+  RareRowCounts counts;
+  Status st = count_rare_rows(train, kRareRowsMax, &counts);
+  if (!st.is_ok()) return st;
+  const uint64_t k = r->given.chains, cap = r->given.memory / kRareShare;
+  uint64_t rows = kRareRowsMax;
+  auto bytes = [&](uint64_t n) {
+    return RaoBlackwell::bytes(r->dim, k) + RareRowCounts::shared_bytes(r->dim, counts.coordinates(n)) +
+           k * RareRowCounts::chain_bytes(counts.coordinates(n), counts.pairs(n));
+  };
+  while (rows > 0 && bytes(rows) > cap) rows /= 2;
+  if (rows == 0 || counts.coordinates(rows) == 0) {
+    r->rao_blackwell_rule =
+        rows == 0 ? fmt::format("off: the conditional moments of the coordinates in one row would take {} MiB, more "
+                                "than 1/{} of --memory",
+                                bytes(1) >> 20, kRareShare)
+                  : fmt::format("off: no coordinate is in 1 to {} rows (the {} model's conditionals are not Gaussian: "
+                                "computed for those alone)",
+                                rows, r->given.model);
+    return Status::ok();
+  }
   r->rao_blackwell = true;
   r->rao_blackwell_refreshes = refreshes;
+  r->rao_blackwell_rare_rows = rows;
+  r->rao_blackwell_rare_coordinates = counts.coordinates(rows);
+  r->rao_blackwell_rare_pairs = counts.pairs(rows);
   r->rao_blackwell_rule = fmt::format(
-      "each coordinate's Gaussian conditional at the {} refreshes after burn-in of each chain; posterior.npy takes "
-      "its mean and sd where their Monte Carlo error is below the kept draws'",
-      refreshes);
+      "the conditionals of the {} coordinates in 1 to {} rows (the {} model's are not Gaussian: by quadrature, from "
+      "each one's rows gathered at the refresh) at the {} refreshes after burn-in of each chain; posterior.npy takes "
+      "their mean and sd where their Monte Carlo error is below the kept draws'",
+      r->rao_blackwell_rare_coordinates, rows, r->given.model, refreshes);
   return Status::ok();
 }
 
@@ -80,6 +117,14 @@ Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const mod
                           std::unique_ptr<RaoBlackwell>* out) {
   out->reset();
   if (!r.rao_blackwell) return Status::ok();
+  if (r.rao_blackwell_rare_rows > 0) {
+    std::shared_ptr<const RareRows> rare;
+    Status st = RareRows::make(train, r.dim, r.rao_blackwell_rare_rows, &rare);
+    if (!st.is_ok()) return st;
+    *out = std::make_unique<RaoBlackwell>(std::move(rare), inverse_prior_var(r.given.prior_var),
+                                          static_cast<size_t>(r.given.chains));
+    return Status::ok();
+  }
   std::vector<float> data_h;
   Status st = conditional_precisions(train, model, r.given.intercept, r.dim, &data_h);
   if (!st.is_ok()) return st;

@@ -1,14 +1,19 @@
-// Rao-Blackwellized posterior moments (docs/samplers.md, "Rao-Blackwellized moments"). Under a
-// model whose l'' is a constant c (linear), coordinate j given all the others is Gaussian:
+// Rao-Blackwellized posterior moments (docs/samplers.md, "Rao-Blackwellized moments"). At a
+// full-pass refresh after burn-in each chain's state x gives, for a coordinate j, the mean mu_j
+// and variance v_j of its conditional given all the others, and
+//     E[x_j] = E[mu_j],  Var(x_j) = E[v_j] + Var(mu_j),
+// whose averages over the refreshes have a Monte Carlo error set by Var(mu_j) alone: small
+// where j's rows hold coordinates that are themselves well determined, which is where a rare
+// coordinate's own draws mix slowest (it moves only when one of its few rows is in a batch).
+// Two sources of (mu_j, v_j):
+// - a model whose l'' is a constant c (linear): the conditional is Gaussian,
 //     x_j | x_-j ~ N(mu_j, 1 / H_jj),  H_jj = 1/s2p + c sum_i x_ij^2,  mu_j = x_j - G_j(x) / H_jj,
-// G the full gradient of U. A full-pass refresh at a chain's state x makes its aggregate
-// A = sum_i l'(y_i, x . x_i) x_i, so G(x) = x / s2p + A exactly: each refresh after burn-in
-// is one draw of mu_j for every coordinate, at O(d). Then
-//     E[x_j] = E[mu_j],  Var(x_j) = 1 / H_jj + Var(mu_j),
-// and the averages over the refreshes estimate them with a Monte Carlo error set by Var(mu_j)
-// alone: small where j's rows hold coordinates that are themselves well determined, which is
-// where a rare coordinate's own draws mix slowest (it moves only when one of its few rows is
-// in a batch). Internal to the sampler layer.
+//   G the full gradient of U; the refresh's aggregate A = sum_i l'(y_i, x . x_i) x_i gives
+//   G(x) = x / s2p + A exactly: every coordinate at O(d);
+// - any other model: quadrature of the conditional from the coordinate's own rows
+//   (sampler/conditional_quadrature.hpp), for the coordinates in few rows
+//   (sampler/rare_rows.hpp); the others have none, and their kept draws' moments stand.
+// Internal to the sampler layer.
 #pragma once
 
 #include <cstdint>
@@ -22,25 +27,39 @@
 #include "common/strided_span.hpp"
 #include "model/model.hpp"
 #include "common/state_archive.hpp"
+#include "sampler/conditional_quadrature.hpp"
 #include "sampler/moments.hpp"
+#include "sampler/rare_rows.hpp"
 #include "sampler/snapshot.hpp"
 
 namespace agld::sampler {
 
 class RaoBlackwell {
  public:
-  // data_h: c sum_i x_ij^2 of each coordinate (the data's part of H_jj); chains: the run's.
+  // Gaussian conditionals: data_h, c sum_i x_ij^2 of each coordinate (the data's part of
+  // H_jj); chains: the run's.
   RaoBlackwell(std::vector<float> data_h, double inv_prior_var, size_t chains)
       : data_h_(std::move(data_h)),
         inv_s2p_(inv_prior_var),
         chains_(chains),
         mu_(data_h_.size()),
         chain_mean_(data_h_.size() * chains, 0.0f) {}
+  // Conditionals by quadrature (add_moments) of the coordinates in few rows, which the chains
+  // gather (rare_rows()): each one's variance is kept too.
+  RaoBlackwell(std::shared_ptr<const RareRows> rare, double inv_prior_var, size_t chains)
+      : inv_s2p_(inv_prior_var),
+        chains_(chains),
+        mu_(rare->dim()),
+        chain_mean_(rare->dim() * chains, 0.0f),
+        var_mean_(rare->dim(), 0.0f),
+        rare_(std::move(rare)) {}
   static uint64_t bytes(uint64_t d, uint64_t chains) { return PooledMoments::bytes(d) + 4 * d + 4 * d * chains; }
+  bool gaussian() const { return !rare_; }
+  const std::shared_ptr<const RareRows>& rare_rows() const { return rare_; }
 
   // One refresh of every chain, coordinates [j0, j1) (disjoint ranges may run at once): chain
   // c's state x[c] (current at every coordinate some row has) and its aggregate a[c] at x[c].
-  // prepare() before, next_sample() after, once each.
+  // prepare() before, next_sample() after, once each. Gaussian conditionals only.
   void add(std::span<const StridedSpan<const double>> x, std::span<const StridedSpan<const double>> a, uint64_t j0,
            uint64_t j1) {
     const double inv_n = 1.0 / static_cast<double>(mu_.count() / chains_ + 1);
@@ -55,16 +74,32 @@ class RaoBlackwell {
       return mu;
     });
   }
+  // The same from chain c's conditional moments of coordinate j, moments(c, j) (NaN where it
+  // has none: the coordinate's estimate is then NaN, and its kept draws' stand). Conditionals
+  // by quadrature only.
+  template <class Moments>
+  void add_moments(size_t k, uint64_t j0, uint64_t j1, Moments moments) {
+    const double inv_n = 1.0 / static_cast<double>(mu_.count() / chains_ + 1);
+    mu_.add_values(k, j0, j1, [&](size_t c, uint64_t j) {
+      const ConditionalMoments m = moments(c, j);
+      float& cm = chain_mean_[j * chains_ + c];
+      cm = static_cast<float>(cm + (m.mean - cm) * inv_n);
+      float& v = var_mean_[j];  // the mean of v_j over every conditional so far
+      v = static_cast<float>(v + (m.var - v) / static_cast<double>(mu_.count() + c + 1));
+      return m.mean;
+    });
+  }
   void prepare(size_t chains) { mu_.prepare(chains); }
   // No conditional draw yet (a run's next stage).
   void reset() {
     mu_.reset();
     std::fill(chain_mean_.begin(), chain_mean_.end(), 0.0f);
+    std::fill(var_mean_.begin(), var_mean_.end(), 0.0f);
   }
   void next_sample(size_t chains) { mu_.next_draw(chains); }
   uint64_t samples() const { return mu_.count(); }
 
-  // Coordinate j's estimates: the mean of mu_j, sqrt(1 / H_jj + the variance of mu_j), and the
+  // Coordinate j's estimates: the mean of mu_j, sqrt(the mean of v_j + the variance of mu_j), and the
   // mean's Monte Carlo error: the larger of sqrt(Var(mu_j) / samples) (the samples a pass
   // apart taken as independent) and sqrt(B/n / K), the chains' means taken as K batches (the
   // draws inherit the autocorrelation of the coordinates in j's rows); the share of the
@@ -84,10 +119,12 @@ class RaoBlackwell {
   void save(StateWriter& out) const {
     mu_.save(out);
     out.array("the chains' conditional means", chain_mean_);
+    out.array("the conditional variances' means", var_mean_);
   }
   Status load(StateReader& in) {
     AGLD_RETURN_IF_ERROR(mu_.load(in));
-    return in.array("the chains' conditional means", chain_mean_);
+    AGLD_RETURN_IF_ERROR(in.array("the chains' conditional means", chain_mean_));
+    return in.array("the conditional variances' means", var_mean_);
   }
 
  private:
@@ -96,18 +133,27 @@ class RaoBlackwell {
   size_t chains_;
   PooledMoments mu_;               // of mu_j over every chain's refreshes after burn-in
   std::vector<float> chain_mean_;  // d x chains: each chain's mean of mu_j (float: their spread is what counts)
+  std::vector<float> var_mean_;    // by quadrature: the mean of v_j (empty: Gaussian, v_j = 1 / H_jj)
+  std::shared_ptr<const RareRows> rare_;  // by quadrature: the coordinates with conditionals (null: Gaussian)
 };
 
-// Whether the run r keeps Rao-Blackwellized moments: asked for (--rao-blackwell auto), a model
-// with Gaussian conditionals, refreshes that read every row at the chain's state (ptu, tmu; not
-// hmc2, whose gradient point is its midpoint), per-feature statistics in the store, and at
-// least two conditional draws after burn-in. Sets r's fields, with the reason either way. An
-// unknown --rao-blackwell is an error.
+// Conditionals by quadrature: of the coordinates in at most kRareRowsMax rows, fewer (halving)
+// if the accumulators, the layout and the chains' rows would take more than 1/kRareShare of
+// --memory; none if even those in one row would.
+constexpr uint64_t kRareRowsMax = 64;
+constexpr uint64_t kRareShare = 4;
+
+// Whether the run r keeps Rao-Blackwellized moments: asked for (--rao-blackwell auto),
+// refreshes that read every row at the chain's state (ptu, tmu; not hmc2, whose gradient point
+// is its midpoint), per-feature statistics in the store, and at least two conditional draws
+// after burn-in; a model without Gaussian conditionals also needs a finite prior and some
+// coordinate in few rows whose rows fit (kRareRowsMax, kRareShare). Sets r's fields, with the
+// reason either way. An unknown --rao-blackwell is an error.
 Status resolve_rao_blackwell(const Store& train, const model::Model& model, const Snapshot& snap,
                              ResolvedSample* r);
 
 // The accumulators of a run that keeps Rao-Blackwellized moments (r.rao_blackwell; else null):
-// H_jj's data part from the store's per-feature statistics.
+// H_jj's data part from the store's per-feature statistics, or the coordinates in few rows.
 Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const model::Model& model,
                           std::unique_ptr<RaoBlackwell>* out);
 

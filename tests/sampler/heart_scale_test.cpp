@@ -8,7 +8,6 @@
 #include <ostream>
 
 
-#include "agld/convert.hpp"
 #include "sampler_test_support.hpp"
 
 namespace agld::test {
@@ -36,13 +35,8 @@ TEST_P(HeartScale, MatchesStan) {
   const StanReference ref = read_heart_scale_reference();
   ASSERT_EQ(ref.mean.size(), 13u);
   TempDir dir;
-  ConvertOptions co;
-  co.inputs = {heart_scale_svm()};
-  co.output = dir.file("heart.agld");
-  ConvertReport rep;
-  ASSERT_TRUE(convert(co, &rep).is_ok());
-  std::unique_ptr<Store> store;
-  ASSERT_TRUE(Store::open(co.output, &store).is_ok());
+  auto store = convert_to_store(heart_scale_svm(), dir.file("heart.agld"));
+  ASSERT_TRUE(store);
 
   SampleOptions o;
   o.model = "logistic";

@@ -209,48 +209,54 @@ TEST_P(Resume, IsTheRunThatNeverStopped) {
   }
 }
 
-// With Rao-Blackwellized moments (a linear model on a store with its per-feature statistics),
-// the conditional draws before the checkpoint are in it: stopped after burn-in, between
-// refreshes, and resumed, the same posterior.npy bit for bit.
+// With Rao-Blackwellized moments (a linear model on a store with its per-feature statistics:
+// Gaussian conditionals; a logistic one on 300 rows, where every feature is in at most 64:
+// conditionals by quadrature), the conditional draws before the checkpoint are in it: stopped
+// after burn-in, between refreshes, and resumed, the same posterior.npy bit for bit.
 TEST(Resume, KeepsTheConditionalMoments) {
-  TempDir dir;
-  SparseRows rows = rows_of(test_seed(48), 500);
-  std::mt19937_64 rng(test_seed(49));
-  std::normal_distribution<double> n01;
-  for (size_t r = 0; r < rows.rows(); ++r) {  // real labels: x . (0.1 j) + N(0, 1)
-    double y = n01(rng);
-    const auto idx = rows.row_indices(r);
-    const auto val = rows.row_values(r);
-    for (size_t e = 0; e < idx.size(); ++e) y += 0.1 * idx[e] * val[e];
-    rows.labels[r] = y;
+  for (const std::string model : {"linear", "logistic"}) {
+    SCOPED_TRACE(model);
+    TempDir dir;
+    const bool linear = model == "linear";
+    SparseRows rows = rows_of(test_seed(48), linear ? 500 : 300);
+    std::mt19937_64 rng(test_seed(49));
+    std::normal_distribution<double> n01;
+    for (size_t r = 0; r < rows.rows() && linear; ++r) {  // real labels: x . (0.1 j) + N(0, 1)
+      double y = n01(rng);
+      const auto idx = rows.row_indices(r);
+      const auto val = rows.row_values(r);
+      for (size_t e = 0; e < idx.size(); ++e) y += 0.1 * idx[e] * val[e];
+      rows.labels[r] = y;
+    }
+    auto store = make_store(dir.file("s.agld"), rows, kDim, !linear, 64, true);
+    SampleOptions o = options("ptu-ca", 2);
+    o.model = model;
+    o.iterations = 400;  // a refresh every 9 (linear) or 5 iterations: 39 or 72 after burn-in
+    Recorder whole;
+    SampleResult want;
+    ASSERT_TRUE(sample(*store, nullptr, o, whole, &want).is_ok());
+    ASSERT_TRUE(want.run.rao_blackwell) << want.run.rao_blackwell_rule;
+    ASSERT_EQ(want.run.rao_blackwell_rare_rows > 0, !linear);
+    ASSERT_GT(want.rb_means, 0u);
+    Recorder first;
+    first.every = 5;
+    first.stop_after = 12;
+    SampleResult unused;
+    ASSERT_EQ(sample(*store, nullptr, o, first, &unused).code(), Status::Code::kInternal);
+    ASSERT_GT(first.last_iteration, o.burn_in.value()) << "the checkpoint should hold conditional draws";
+    CheckpointInfo info;
+    ASSERT_TRUE(read_checkpoint_info(first.last, &info).is_ok());
+    Recorder second;
+    SampleResult got;
+    Status st = resume_sample(*store, nullptr, info.options, first.last, second, &got);
+    ASSERT_TRUE(st.is_ok()) << st.message();
+    EXPECT_EQ(got.rb_samples, want.rb_samples);
+    EXPECT_EQ(got.rb_means, want.rb_means);
+    EXPECT_EQ(got.rb_sds, want.rb_sds);
+    EXPECT_TRUE(same_bits(got.mean, want.mean));
+    EXPECT_TRUE(same_bits(got.sd, want.sd));
+    EXPECT_TRUE(same_bits(got.mcse, want.mcse));
   }
-  auto store = make_store(dir.file("s.agld"), rows, kDim, false, 64, true);
-  SampleOptions o = options("ptu-ca", 2);
-  o.model = "linear";
-  o.iterations = 400;  // a refresh every 9 iterations: 39 after burn-in
-  Recorder whole;
-  SampleResult want;
-  ASSERT_TRUE(sample(*store, nullptr, o, whole, &want).is_ok());
-  ASSERT_TRUE(want.run.rao_blackwell) << want.run.rao_blackwell_rule;
-  ASSERT_GT(want.rb_means, 0u);
-  Recorder first;
-  first.every = 5;
-  first.stop_after = 12;
-  SampleResult unused;
-  ASSERT_EQ(sample(*store, nullptr, o, first, &unused).code(), Status::Code::kInternal);
-  ASSERT_GT(first.last_iteration, o.burn_in.value()) << "the checkpoint should hold conditional draws";
-  CheckpointInfo info;
-  ASSERT_TRUE(read_checkpoint_info(first.last, &info).is_ok());
-  Recorder second;
-  SampleResult got;
-  Status st = resume_sample(*store, nullptr, info.options, first.last, second, &got);
-  ASSERT_TRUE(st.is_ok()) << st.message();
-  EXPECT_EQ(got.rb_samples, want.rb_samples);
-  EXPECT_EQ(got.rb_means, want.rb_means);
-  EXPECT_EQ(got.rb_sds, want.rb_sds);
-  EXPECT_TRUE(same_bits(got.mean, want.mean));
-  EXPECT_TRUE(same_bits(got.sd, want.sd));
-  EXPECT_TRUE(same_bits(got.mcse, want.mcse));
 }
 
 // With a dense block (--metric block: the intercept and the 17 most frequent features here),

@@ -1,5 +1,7 @@
 #include "sampler_test_support.hpp"
 
+#include "agld/convert.hpp"
+
 #include <Eigen/Dense>
 
 namespace agld::test {
@@ -93,9 +95,24 @@ ExactLinear exact_linear(uint64_t seed, size_t n, const std::vector<double>& bet
   return p;
 }
 
-StanReference read_heart_scale_reference() {
+std::unique_ptr<Store> convert_to_store(const std::string& svm, const std::string& path) {
+  ConvertOptions co;
+  co.inputs = {svm};
+  co.output = path;
+  ConvertReport rep;
+  Status st = convert(co, &rep);
+  EXPECT_TRUE(st.is_ok()) << svm << ": " << st.message();
+  std::unique_ptr<Store> store;
+  if (st.is_ok()) st = Store::open(path, &store);
+  EXPECT_TRUE(st.is_ok()) << path << ": " << st.message();
+  return store;
+}
+
+StanReference read_heart_scale_reference() { return read_reference("heart_scale.ref.csv"); }
+
+StanReference read_reference(const std::string& name) {
   StanReference r;
-  std::ifstream in(std::string(AGLD_SOURCE_DIR) + "/datasets/heart_scale.ref.csv");
+  std::ifstream in(std::string(AGLD_SOURCE_DIR) + "/datasets/" + name);
   std::string line;
   std::getline(in, line);  // header
   while (std::getline(in, line)) {

@@ -53,6 +53,11 @@ struct StanReference {
   std::vector<double> mean, sd;
 };
 StanReference read_heart_scale_reference();
+// The same from any such file of datasets/ ("coord","mean","sd", ... a line a coordinate).
+StanReference read_reference(const std::string& name);
+// The LIBSVM file svm converted (every default) to a store at path, opened (null on failure,
+// with a test failure saying why).
+std::unique_ptr<Store> convert_to_store(const std::string& svm, const std::string& path);
 
 // Keeps every draw's tracked coordinates.
 class KeepDraws final : public SampleObserver {

@@ -1,0 +1,82 @@
+#include "sampler/rare_rows.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "agld/feature_stats.hpp"
+
+namespace agld::sampler {
+
+uint64_t RareRowCounts::coordinates(uint64_t max_rows) const {
+  uint64_t s = 0;
+  for (uint64_t n = 1; n <= max_rows && n < features.size(); ++n) s += features[n];
+  return s;
+}
+
+uint64_t RareRowCounts::pairs(uint64_t max_rows) const {
+  uint64_t s = 0;
+  for (uint64_t n = 1; n <= max_rows && n < features.size(); ++n) s += n * features[n];
+  return s;
+}
+
+Status count_rare_rows(const Store& train, uint64_t limit, RareRowCounts* out) {
+  out->features.assign(limit + 1, 0);
+  return scan_feature_stats(train, [&](const FeatureStatsBlock& b) {
+    for (uint64_t n : b.count) {
+      if (n <= limit) ++out->features[n];
+    }
+    return Status::ok();
+  });
+}
+
+Status RareRows::make(const Store& train, uint64_t dim, uint64_t max_rows, std::shared_ptr<const RareRows>* out) {
+  auto r = std::make_shared<RareRows>();
+  r->index_.assign(dim, kNone);
+  r->offsets_.assign(1, 0);
+  const uint64_t features = train.meta().features;
+  Status st = scan_feature_stats(train, [&](const FeatureStatsBlock& b) {
+    for (size_t i = 0; i < b.count.size(); ++i) {
+      const uint64_t j = b.first + i, n = b.count[i];
+      if (j >= features || j >= dim || n == 0 || n > max_rows) continue;
+      r->index_[j] = static_cast<uint32_t>(r->coords_.size());
+      r->coords_.push_back(static_cast<uint32_t>(j));
+      r->offsets_.push_back(r->offsets_.back() + n);
+    }
+    return Status::ok();
+  });
+  if (!st.is_ok()) return st;
+  *out = std::move(r);
+  return Status::ok();
+}
+
+void RareConditionals::add(const Batch& b, std::span<const double> margins, StridedSpan<const double> x) {
+  const RareRows& l = *layout_;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const auto idx = b.row_indices(i);
+    const auto val = b.row_values(i);
+    for (size_t e = 0; e < idx.size(); ++e) {
+      const uint32_t r = l.index(idx[e]);
+      if (r == RareRows::kNone) continue;
+      uint32_t& f = filled_[r];
+      if (f == l.rows(r)) continue;  // more rows than the statistics count: the store is damaged
+      const double xv = val[e];
+      rows_[l.offset(r) + f++] = {static_cast<float>(margins[i] - xv * x[idx[e]]), val[e], static_cast<float>(b.labels[i])};
+    }
+  }
+}
+
+void RareConditionals::compute(const model::Model& model, double inv_prior_var, StridedSpan<const double> x) {
+  const RareRows& l = *layout_;
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> scratch;
+  for (uint32_t r = 0; r < l.size(); ++r) {
+    if (filled_[r] != l.rows(r)) {
+      moments_[r] = {kNaN, kNaN};
+      continue;
+    }
+    const std::span<const ConditionalRow> rows(rows_.data() + l.offset(r), filled_[r]);
+    moments_[r] = conditional_moments(rows, model, inv_prior_var, x[l.coordinate(r)], scratch);
+  }
+}
+
+}  // namespace agld::sampler

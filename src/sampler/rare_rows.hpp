@@ -1,0 +1,89 @@
+// The rows of the coordinates in few rows, gathered at a refresh for their conditionals by
+// quadrature (sampler/conditional_quadrature.hpp; docs/samplers.md, "Rao-Blackwellized
+// moments"). A refresh reads every row once with its margin at the chain's state; for each
+// coordinate j in at most `max_rows` rows, each of j's rows leaves (margin - x_ij x_j, x_ij,
+// y_i): after the pass, j's conditional given every other coordinate is known from those alone.
+// The layout (which coordinates, and where each one's rows go) is shared by the chains; the
+// rows themselves are each chain's (12 bytes a (row, rare coordinate) pair). Internal to the
+// sampler layer.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "agld/reader.hpp"
+#include "agld/status.hpp"
+#include "agld/store.hpp"
+#include "common/strided_span.hpp"
+#include "model/model.hpp"
+#include "sampler/conditional_quadrature.hpp"
+
+namespace agld::sampler {
+
+// How many coordinates are in 1, 2, ... rows, up to a limit (from the store's per-feature
+// statistics), and what gathering the rows of those in at most r rows costs.
+struct RareRowCounts {
+  std::vector<uint64_t> features;  // [n]: features in exactly n rows, n <= the limit
+  uint64_t coordinates(uint64_t max_rows) const;
+  uint64_t pairs(uint64_t max_rows) const;
+  // Bytes of the layout (shared: d, the coordinates) and of a chain's rows and results.
+  static uint64_t shared_bytes(uint64_t dim, uint64_t coords) { return 4 * dim + 8 * (coords + 1); }
+  static uint64_t chain_bytes(uint64_t coords, uint64_t pairs) {
+    return sizeof(ConditionalRow) * pairs + (4 + sizeof(ConditionalMoments)) * coords;
+  }
+};
+Status count_rare_rows(const Store& train, uint64_t limit, RareRowCounts* out);
+
+class RareRows {
+ public:
+  static constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+  // The coordinates of a run of dim coordinates (the features; the intercept, if any, last and
+  // never rare) in 1 to max_rows training rows.
+  static Status make(const Store& train, uint64_t dim, uint64_t max_rows, std::shared_ptr<const RareRows>* out);
+
+  uint64_t dim() const { return index_.size(); }
+  uint64_t size() const { return coords_.size(); }
+  uint64_t pairs() const { return offsets_.back(); }
+  uint32_t index(uint64_t j) const { return index_[j]; }  // kNone: not rare
+  uint32_t coordinate(uint32_t r) const { return coords_[r]; }
+  uint64_t offset(uint32_t r) const { return offsets_[r]; }
+  uint64_t rows(uint32_t r) const { return offsets_[r + 1] - offsets_[r]; }
+
+ private:
+  std::vector<uint32_t> index_;    // d: the coordinate's place among the rare ones, or kNone
+  std::vector<uint32_t> coords_;   // the rare coordinates, ascending
+  std::vector<uint64_t> offsets_;  // where each one's rows start (and the total, last)
+};
+
+// A chain's gathered rows and its conditionals at the last refresh that gathered them.
+class RareConditionals {
+ public:
+  explicit RareConditionals(std::shared_ptr<const RareRows> layout)
+      : layout_(std::move(layout)), rows_(layout_->pairs()), filled_(layout_->size()), moments_(layout_->size()) {}
+
+  // Before a refresh's pieces: none gathered.
+  void begin() { std::fill(filled_.begin(), filled_.end(), 0u); }
+  // A piece of the refresh: its rows, their margins at x (the chain's state, current at every
+  // coordinate the rows have).
+  void add(const Batch& rows, std::span<const double> margins, StridedSpan<const double> x);
+  // After the pass: every rare coordinate's conditional moments (NaN for one whose rows did
+  // not all come: a partial pass).
+  void compute(const model::Model& model, double inv_prior_var, StridedSpan<const double> x);
+  // Coordinate j's moments at the last compute() (NaN where it has none).
+  ConditionalMoments at(uint64_t j) const {
+    const uint32_t r = layout_->index(j);
+    if (r == RareRows::kNone) return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+    return moments_[r];
+  }
+
+ private:
+  std::shared_ptr<const RareRows> layout_;
+  std::vector<ConditionalRow> rows_;
+  std::vector<uint32_t> filled_;  // each rare coordinate's rows gathered so far
+  std::vector<ConditionalMoments> moments_;
+};
+
+}  // namespace agld::sampler
