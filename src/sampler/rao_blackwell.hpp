@@ -105,10 +105,10 @@ class RaoBlackwell {
   // draws inherit the autocorrelation of the coordinates in j's rows); the share of the
   // variance Var(mu_j) is (what the sd's error scales with); and the R-hat of the mean (NaN
   // with one chain or one conditional draw a chain):
-  //     rhat^2 = 1 + (B/n - W/n) / (1/H_jj + W),
+  //     rhat^2 = 1 + (B/n - W/n) / (E[v_j] + W),
   // B/n the variance of the chains' means of mu_j, W the variance of mu_j within a chain, n the
   // conditional draws of a chain: Stan's R-hat, (n-1)/n W + B/n over W, with the variance of x_j
-  // within a chain (1/H_jj + W) in place of W. It exceeds 1.01 when the chains' estimates
+  // within a chain (E[v_j] + W) in place of W. It exceeds 1.01 when the chains' estimates
   // disagree by more than their within-chain noise explains, by about 0.14 posterior sds. Not
   // split: a chain has a handful of conditional draws.
   struct Estimate {
