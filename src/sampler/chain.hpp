@@ -119,7 +119,8 @@ class Chain {
     rare_->compute(*cfg_.model, state_.inv_prior_var(), state_.x());
     gathering_ = false;
   }
-  ConditionalMoments conditional(uint64_t j) const { return rare_->at(j); }
+  // The r-th rare coordinate's (RareRows::coordinate(r)).
+  ConditionalMoments conditional(uint64_t r) const { return rare_->at(r); }
   // theta's component along the directions no row sees drawn anew from the chain's noise
   // (set to its mean, 0, at temperature 0). Every coordinate must be current.
   void redraw_unseen(const UnseenMove& move) { move.apply(state_.x(), noise_); }

@@ -78,8 +78,8 @@ void Engine::keep_conditionals() {
   if (!rb_->gaussian()) {  // by quadrature, from the rows each chain gathered in the refresh
     (void)for_chains([](Chain& c) { c.compute_conditionals(); return Status::ok(); }, sweeps_parallel_ || chains_.size() > 1);
     rb_->prepare(chains_.size());
-    for_ranges(run_.dim, [&](uint64_t j0, uint64_t j1) {
-      rb_->add_moments(chains_.size(), j0, j1, [&](size_t c, uint64_t j) { return chains_[c]->conditional(j); });
+    for_ranges(rb_->rare_rows()->size(), [&](uint64_t r0, uint64_t r1) {
+      rb_->add_moments(chains_.size(), r0, r1, [&](size_t c, uint64_t r) { return chains_[c]->conditional(r); });
     });
     rb_->next_sample(chains_.size());
     return;

@@ -90,7 +90,8 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
   const uint64_t result = 24 * d, freed = k * Chain::state_bytes(snap, d, state_dim, in_record);
   // diag's bit a coordinate: whether some row has it (Preconditioner::in_rows).
   const uint64_t in_rows = r.given.precondition == "diag" ? (d + 63) / 64 * 8 : 0;
-  const uint64_t fixed = PooledMoments::bytes(d) + (r.rao_blackwell ? RaoBlackwell::bytes(d, k) : 0) +
+  const uint64_t rb_coords = rare ? r.rao_blackwell_rare_coordinates : d;  // the accumulators' coordinates
+  const uint64_t fixed = PooledMoments::bytes(d) + (r.rao_blackwell ? RaoBlackwell::bytes(rb_coords, k) : 0) +
                          (rare ? RareRowCounts::shared_bytes(d, r.rao_blackwell_rare_coordinates) : 0) +
                          Predictive::bytes(test_rows, 0) + (result > freed ? result - freed : 0) + in_rows;
   p.shared = fixed + k * (per_chain - p.chain);

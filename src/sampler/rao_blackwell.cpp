@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -10,7 +11,16 @@
 
 namespace agld::sampler {
 
-RaoBlackwell::Estimate RaoBlackwell::at(uint64_t j) const {
+RaoBlackwell::Estimate RaoBlackwell::at(uint64_t coordinate) const {
+  uint64_t j = coordinate;  // the accumulators' slot
+  if (!gaussian()) {
+    const uint32_t r = rare_->index(coordinate);
+    if (r == RareRows::kNone) {
+      constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+      return {kNaN, kNaN, kNaN, kNaN, kNaN};
+    }
+    j = r;
+  }
   const double s = static_cast<double>(mu_.count());
   const double v = gaussian() ? 1 / (inv_s2p_ + static_cast<double>(data_h_[j])) : static_cast<double>(var_mean_[j]);
   const double var_mu = mu_.count() > 1 ? mu_.m2()[j] / (s - 1) : std::nan("");
@@ -86,7 +96,7 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
   const uint64_t k = r->given.chains, cap = r->given.memory / kRareShare;
   uint64_t rows = kRareRowsMax;
   auto bytes = [&](uint64_t n) {
-    return RaoBlackwell::bytes(r->dim, k) + RareRowCounts::shared_bytes(r->dim, counts.coordinates(n)) +
+    return RaoBlackwell::bytes(counts.coordinates(n), k) + RareRowCounts::shared_bytes(r->dim, counts.coordinates(n)) +
            k * RareRowCounts::chain_bytes(counts.coordinates(n), counts.pairs(n));
   };
   while (rows > 0 && bytes(rows) > cap) rows /= 2;

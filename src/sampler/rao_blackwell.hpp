@@ -45,15 +45,17 @@ class RaoBlackwell {
         mu_(data_h_.size()),
         chain_mean_(data_h_.size() * chains, 0.0f) {}
   // Conditionals by quadrature (add_moments) of the coordinates in few rows, which the chains
-  // gather (rare_rows()): each one's variance is kept too.
+  // gather (rare_rows()): each one's variance is kept too. The accumulators hold those
+  // coordinates alone, by their place among them (RareRows::index).
   RaoBlackwell(std::shared_ptr<const RareRows> rare, double inv_prior_var, size_t chains)
       : inv_s2p_(inv_prior_var),
         chains_(chains),
-        mu_(rare->dim()),
-        chain_mean_(rare->dim() * chains, 0.0f),
-        var_mean_(rare->dim(), 0.0f),
+        mu_(rare->size()),
+        chain_mean_(rare->size() * chains, 0.0f),
+        var_mean_(rare->size(), 0.0f),
         rare_(std::move(rare)) {}
-  static uint64_t bytes(uint64_t d, uint64_t chains) { return PooledMoments::bytes(d) + 4 * d + 4 * d * chains; }
+  // Bytes of the accumulators of n coordinates (d Gaussian ones; the rare ones by quadrature).
+  static uint64_t bytes(uint64_t n, uint64_t chains) { return PooledMoments::bytes(n) + 4 * n + 4 * n * chains; }
   bool gaussian() const { return !rare_; }
   const std::shared_ptr<const RareRows>& rare_rows() const { return rare_; }
 
@@ -74,11 +76,12 @@ class RaoBlackwell {
       return mu;
     });
   }
-  // The same from chain c's conditional moments of coordinate j, moments(c, j) (NaN where it
-  // has none: the coordinate's estimate is then NaN, and its kept draws' stand). Conditionals
-  // by quadrature only.
+  // The same from chain c's conditional moments of the r-th rare coordinate, moments(c, r),
+  // for r in [r0, r1) (NaN where it has none: its estimate is then NaN, and its kept draws'
+  // stand). Conditionals by quadrature only.
   template <class Moments>
-  void add_moments(size_t k, uint64_t j0, uint64_t j1, Moments moments) {
+  void add_moments(size_t k, uint64_t r0, uint64_t r1, Moments moments) {
+    const uint64_t j0 = r0, j1 = r1;
     const double inv_n = 1.0 / static_cast<double>(mu_.count() / chains_ + 1);
     mu_.add_values(k, j0, j1, [&](size_t c, uint64_t j) {
       const ConditionalMoments m = moments(c, j);

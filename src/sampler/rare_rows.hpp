@@ -72,12 +72,8 @@ class RareConditionals {
   // After the pass: every rare coordinate's conditional moments (NaN for one whose rows did
   // not all come: a partial pass).
   void compute(const model::Model& model, double inv_prior_var, StridedSpan<const double> x);
-  // Coordinate j's moments at the last compute() (NaN where it has none).
-  ConditionalMoments at(uint64_t j) const {
-    const uint32_t r = layout_->index(j);
-    if (r == RareRows::kNone) return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
-    return moments_[r];
-  }
+  // The r-th rare coordinate's moments at the last compute() (NaN where it has none).
+  ConditionalMoments at(uint64_t r) const { return moments_[r]; }
 
  private:
   std::shared_ptr<const RareRows> layout_;
