@@ -76,7 +76,8 @@ void Engine::keep_states() {
 // aggregate the refresh built there or the rows it gathered (sampler/rao_blackwell.hpp).
 void Engine::keep_conditionals() {
   if (!rb_->gaussian()) {  // by quadrature, from the rows each chain gathered in the refresh
-    (void)for_chains([](Chain& c) { c.compute_conditionals(); return Status::ok(); }, sweeps_parallel_ || chains_.size() > 1);
+    // A chain's quadratures are worth a thread of their own, whatever d.
+    (void)for_chains([](Chain& c) { c.compute_conditionals(); return Status::ok(); }, true);
     rb_->prepare(chains_.size());
     for_ranges(rb_->rare_rows()->size(), [&](uint64_t r0, uint64_t r1) {
       rb_->add_moments(chains_.size(), r0, r1, [&](size_t c, uint64_t r) { return chains_[c]->conditional(r); });

@@ -71,8 +71,7 @@ class RaoBlackwell {
       const double h = inv_s2p_ + static_cast<double>(data_h_[j]);
       const double xj = x[c][j];
       const double mu = xj - (xj * inv_s2p_ + a[c][j]) / h;
-      float& m = chain_mean_[j * chains_ + c];
-      m = static_cast<float>(m + (mu - m) * inv_n);
+      keep_chain_mean(j, c, mu, inv_n);
       return mu;
     });
   }
@@ -81,13 +80,11 @@ class RaoBlackwell {
   // stand). Conditionals by quadrature only.
   template <class Moments>
   void add_moments(size_t k, uint64_t r0, uint64_t r1, Moments moments) {
-    const uint64_t j0 = r0, j1 = r1;
     const double inv_n = 1.0 / static_cast<double>(mu_.count() / chains_ + 1);
-    mu_.add_values(k, j0, j1, [&](size_t c, uint64_t j) {
-      const ConditionalMoments m = moments(c, j);
-      float& cm = chain_mean_[j * chains_ + c];
-      cm = static_cast<float>(cm + (m.mean - cm) * inv_n);
-      float& v = var_mean_[j];  // the mean of v_j over every conditional so far
+    mu_.add_values(k, r0, r1, [&](size_t c, uint64_t r) {
+      const ConditionalMoments m = moments(c, r);
+      keep_chain_mean(r, c, m.mean, inv_n);
+      float& v = var_mean_[r];  // the mean of v_j over every conditional so far
       v = static_cast<float>(v + (m.var - v) / static_cast<double>(mu_.count() + c + 1));
       return m.mean;
     });
@@ -131,11 +128,18 @@ class RaoBlackwell {
   }
 
  private:
+  // Chain c's running mean of mu at slot j, its (1 / inv_n)-th conditional draw.
+  void keep_chain_mean(uint64_t j, size_t c, double mu, double inv_n) {
+    float& m = chain_mean_[j * chains_ + c];
+    m = static_cast<float>(m + (mu - m) * inv_n);
+  }
+
   std::vector<float> data_h_;
   double inv_s2p_;
   size_t chains_;
-  PooledMoments mu_;               // of mu_j over every chain's refreshes after burn-in
-  std::vector<float> chain_mean_;  // d x chains: each chain's mean of mu_j (float: their spread is what counts)
+  PooledMoments mu_;               // of mu_j over every chain's refreshes after burn-in; a slot a coordinate
+                                   // (Gaussian) or a rare coordinate (by quadrature: RareRows::index)
+  std::vector<float> chain_mean_;  // slots x chains: each chain's mean of mu_j (float: their spread is what counts)
   std::vector<float> var_mean_;    // by quadrature: the mean of v_j (empty: Gaussian, v_j = 1 / H_jj)
   std::shared_ptr<const RareRows> rare_;  // by quadrature: the coordinates with conditionals (null: Gaussian)
 };
