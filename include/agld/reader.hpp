@@ -97,6 +97,9 @@ struct ReaderOptions {
   // the sequence from row s on, as a reader from 0 would after s rows (a run resumed from a
   // checkpoint; the orders position themselves without reading what they skip).
   uint64_t start = 0;
+  // ca: start pass p at chunk floor(frac(p / phi) C) rather than the first, for a consumer
+  // that refreshes a snapshot once a pass (docs/readers.md, "Why ca can move its start").
+  bool ca_moving_start = false;
   // The reader's share of the process's memory budget: decoded chunks (cache and prefetch
   // ring), the store's file pages while a chunk is read, and the batch buffers.
   uint64_t memory = uint64_t{256} << 20;

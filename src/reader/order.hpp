@@ -57,6 +57,13 @@ struct OrderInfo {
   std::string_view on_stored_order;
 };
 
+// ca with a moving start (order_ca.cpp; ReaderOptions::ca_moving_start): pass p starts at
+// chunk floor(frac(p / phi) chunks) of the store and goes round it in stored order. Its
+// cursor, the chunk a pass starts at, and the stored row at a position of the sequence.
+std::unique_ptr<OrderCursor> make_ca_moving_order(const Store& store);
+size_t ca_pass_start(size_t chunks, uint64_t pass);
+uint64_t ca_row_at(const Store& store, uint64_t position);
+
 std::span<const OrderInfo> registered_orders();
 const OrderInfo* find_order(std::string_view name);
 

@@ -447,7 +447,9 @@ Status Reader::open(const Store& store, const ReaderOptions& given,
   }
   std::unique_ptr<reader::OrderCursor> cursor;
   if (options.streams.empty()) {
-    cursor = reader::positioned(order->make(store, options.seed), options.start);
+    const bool moving = options.ca_moving_start && order->name == "ca";
+    cursor = reader::positioned(moving ? reader::make_ca_moving_order(store) : order->make(store, options.seed),
+                                options.start);
   } else {
     std::vector<std::unique_ptr<reader::OrderCursor>> streams;
     for (uint64_t seed : options.streams) streams.push_back(reader::positioned(order->make(store, seed), options.start));

@@ -205,6 +205,7 @@ Status Optimizer::open_readers() {
   ResolvedSample rs;  // the minibatch reader of a one-chain ptu run in the --access order
   rs.given.seed = r_.given.seed;
   rs.given.chains = 1;
+  rs.snapshot = "ptu";
   rs.access = r_.given.access;
   rs.batch = r_.batch;
   ReaderOptions o = main_reader_options(rs);

@@ -121,6 +121,9 @@ uint64_t stream_seed(uint64_t seed, uint64_t chain_id) { return mix64(mix64(seed
 ReaderOptions main_reader_options(const ResolvedSample& r) {
   ReaderOptions o;
   o.order = r.access;
+  // A snapshot refreshed once a pass meets every coordinate at the same place of a fixed cycle.
+  const SnapshotInfo* snap = find_snapshot(r.snapshot);
+  o.ca_moving_start = snap && snap->periodic;
   const uint64_t first = r.given.chain_id;
   if (r.own_streams && r.given.chains > 1) {
     for (uint64_t c = 0; c < r.given.chains; ++c) o.streams.push_back(stream_seed(r.given.seed, first + c));

@@ -101,6 +101,8 @@ struct SnapshotInfo {
   // run's resolution reads them; tests/sampler/snapshot_test.cpp checks they agree).
   RefreshRows refresh_rows = RefreshRows::kNone;
   bool full_batch = false;
+  // Refreshed every --refresh iterations (refresh_due), not only at the start.
+  bool periodic = false;
 };
 
 std::span<const SnapshotInfo> registered_snapshots();

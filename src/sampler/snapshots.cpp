@@ -13,15 +13,16 @@ std::unique_ptr<Snapshot> make_tmu(const SnapshotParams&);
 
 namespace {
 constexpr SnapshotInfo kSnapshots[] = {
-    {"none", "no snapshot (SGLD): sh = 0, A = 0", make_none, RefreshRows::kNone, false},
-    {"full", "every row every step (LMC)", make_full, RefreshRows::kNone, true},
+    {"none", "no snapshot (SGLD): sh = 0, A = 0", make_none, RefreshRows::kNone, false, false},
+    {"full", "every row every step (LMC)", make_full, RefreshRows::kNone, true, false},
     {"ptu", "periodic total update (SVRG-LD): x~ and A from a full pass every D steps", make_ptu,
-     RefreshRows::kFullPass, false},
+     RefreshRows::kFullPass, false, true},
     {"ptu+", "ptu whose refresh uses --snapshot-batch rows of the access order (SVRG-LD+)", make_ptu_plus,
-     RefreshRows::kSubsample, false},
+     RefreshRows::kSubsample, false, true},
     {"ppu", "per-row partial update (SAGA-LD): sh_i of the batch's rows after each step", make_ppu,
-     RefreshRows::kFullPass, false},
-    {"tmu", "ppu every step and a full refresh every D steps (AGLD's TMU)", make_tmu, RefreshRows::kFullPass, false},
+     RefreshRows::kFullPass, false, false},
+    {"tmu", "ppu every step and a full refresh every D steps (AGLD's TMU)", make_tmu, RefreshRows::kFullPass, false,
+     true},
 };
 }  // namespace
 

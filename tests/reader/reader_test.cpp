@@ -11,6 +11,7 @@
 #include <set>
 
 #include "agld/store.hpp"
+#include "reader/order.hpp"
 #include "test_support.hpp"
 
 namespace agld {
@@ -121,6 +122,46 @@ TEST(Reader, OrdersVisitEveryRowOncePerPass) {
         }
         EXPECT_EQ(reader->stats().rows, reader->stats().batches * batch);
       }
+    }
+  }
+}
+
+// ca with a moving start (for a sampler that refreshes once a pass; docs/readers.md): each
+// pass is the stored order from a chunk's first row, wrapping around, pass 0 from row 0 and
+// pass p from chunk floor(frac(p / phi) C); a positioned reader goes on from any row, the
+// chunk cache's fixed set still hits every pass.
+TEST(Reader, CyclicMovingStartRotatesEachPass) {
+  Fixture f(kRows, kChunkRows);
+  const size_t chunks = f.store->chunk_count();
+  for (size_t batch : {7, 333, 2500}) {
+    SCOPED_TRACE(testing::Message() << "batch " << batch);
+    ReaderOptions opt;
+    opt.order = "ca";
+    opt.ca_moving_start = true;
+    opt.batch_size = batch;
+    auto reader = open_reader(*f.store, opt);
+    ASSERT_TRUE(reader);
+    const auto ids = read_ids(*reader, f.ref, 6 * kRows);
+    std::set<uint64_t> starts;
+    for (size_t p = 0; p < 6; ++p) {
+      const uint64_t first = f.store->chunk(reader::ca_pass_start(chunks, p)).first_row;
+      if (p == 0) {
+        EXPECT_EQ(first, 0u);
+      }
+      starts.insert(first);
+      for (size_t i = 0; i < kRows; ++i) {
+        ASSERT_EQ(ids[p * kRows + i], (first + i) % kRows) << "pass " << p << ", row " << i;
+        ASSERT_EQ(reader::ca_row_at(*f.store, p * kRows + i), (first + i) % kRows);
+      }
+    }
+    EXPECT_EQ(starts.size(), 6u);  // six passes, six starts
+    for (uint64_t at : {uint64_t{1}, uint64_t{kRows + 17}, uint64_t{4 * kRows - 1}}) {
+      ReaderOptions from = opt;
+      from.start = at;
+      EXPECT_EQ(read_ids(*open_reader(*f.store, from), f.ref, kRows),
+                std::vector<uint64_t>(ids.begin() + static_cast<std::ptrdiff_t>(at),
+                                      ids.begin() + static_cast<std::ptrdiff_t>(at + kRows)))
+          << "from " << at;
     }
   }
 }

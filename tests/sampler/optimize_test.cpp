@@ -14,6 +14,7 @@
 #include "agld/optimize.hpp"
 #include "agld/reader.hpp"
 #include "model/model.hpp"
+#include "reader/order.hpp"
 #include "sampler/optimizer.hpp"
 #include "sampler_test_support.hpp"
 
@@ -232,9 +233,9 @@ SparseRows small_rows(uint64_t seed, bool binary) {
 }
 
 // Plain SVRG, every coordinate every step, with the intercept appended: epochs of a full
-// gradient at x~ = x and ceil(N / n) steps on the rows in stored order, cyclically.
-std::vector<double> dense_svrg(const SparseRows& rows, const model::Model& model, const std::vector<double>& m_diag,
-                               double eta, double s2p, uint64_t epochs) {
+// gradient at x~ = x and ceil(N / n) steps on the rows in ca's order (the store's).
+std::vector<double> dense_svrg(const Store& store, const SparseRows& rows, const model::Model& model,
+                               const std::vector<double>& m_diag, double eta, double s2p, uint64_t epochs) {
   const size_t n = rows.rows(), d = kSmallDim + 1;
   const uint64_t per_epoch = (n + kSmallBatch - 1) / kSmallBatch;
   const double scale = static_cast<double>(n) / static_cast<double>(kSmallBatch);
@@ -260,7 +261,7 @@ std::vector<double> dense_svrg(const SparseRows& rows, const model::Model& model
     for (uint64_t t = 0; t < per_epoch; ++t) {
       for (size_t j = 0; j < d; ++j) g[j] = x[j] / s2p + a[j];
       for (uint64_t q = 0; q < kSmallBatch; ++q, ++pos) {
-        const size_t i = pos % n;
+        const size_t i = reader::ca_row_at(store, pos);
         add_row(g, i, scale * (model.dloss(rows.labels[i], margin(i, x)) - model.dloss(rows.labels[i], margin(i, point))));
       }
       for (size_t j = 0; j < d; ++j) x[j] -= eta * m_diag[j] * g[j];
@@ -302,7 +303,7 @@ TEST(Optimize, LazyStepsAreTheDenseIterates) {
       ASSERT_EQ(ro.step, r.run.step);
       std::vector<double> m_diag(kSmallDim + 1);
       for (uint64_t j = 0; j <= kSmallDim; ++j) m_diag[j] = sampler::preconditioner_m(p, j);
-      const std::vector<double> x = dense_svrg(rows, *model, m_diag, ro.step, o.prior_var, o.epochs);
+      const std::vector<double> x = dense_svrg(*store, rows, *model, m_diag, ro.step, o.prior_var, o.epochs);
       double scale = 0, worst = 0;
       for (double v : x) scale = std::max(scale, std::abs(v));
       for (size_t j = 0; j < x.size(); ++j) {

@@ -169,7 +169,8 @@ TEST(PeriodicTotal, ShadowsAgreeWithTheAggregate) {
 }
 
 // The default run length counts a run's refreshes with refreshes_in(); the engine makes them
-// where refresh_due() says. Both must agree, for every strategy (ppu has none after its start).
+// where refresh_due() says. Both must agree, for every strategy (ppu has none after its start),
+// and with the registry's `periodic`.
 TEST(Refreshes, CountedAsTheEngineMakesThem) {
   const auto model = model::find_model("logistic")->make(SampleOptions{});
   for (const auto& info : registered_snapshots()) {
@@ -180,6 +181,7 @@ TEST(Refreshes, CountedAsTheEngineMakesThem) {
         ASSERT_EQ(snap->refreshes_in(n), due) << info.name << ", period " << period << ", " << n << " iterations";
         if (snap->refresh_due(n)) ++due;
       }
+      EXPECT_EQ(info.periodic, due > 0) << info.name << ": the registry's periodic flag";
     }
   }
 }
