@@ -35,8 +35,7 @@ class CaCursor final : public OrderCursor {
   CaCursor(const Store& store, bool moving) : store_(store), chunks_(store.chunk_count()), moving_(moving) {}
   void next(std::vector<RowRef>* out) override {
     if (left_ == 0) {  // a pass begins
-      chunk_ = moving_ ? ca_pass_start(chunks_, pass_) : 0;
-      ++pass_;
+      chunk_ = first_chunk(pass_++);
       left_ = chunks_;
     }
     const uint32_t rows = store_.chunk(chunk_).row_count;
@@ -46,9 +45,9 @@ class CaCursor final : public OrderCursor {
   }
   // To the start of the chunk that holds the position's row.
   uint64_t seek(uint64_t position) override {
-    const uint64_t pass = position / store_.meta().rows;
-    const size_t start = moving_ ? ca_pass_start(chunks_, pass) : 0;
-    const uint64_t row = moving_ ? ca_row_at(store_, position) : position % store_.meta().rows;
+    const uint64_t n = store_.meta().rows, pass = position / n;
+    const size_t start = first_chunk(pass);
+    const uint64_t row = (store_.chunk(start).first_row + position % n) % n;
     chunk_ = store_.chunk_of_row(row);
     left_ = chunks_ - (chunk_ + chunks_ - start) % chunks_;
     pass_ = pass + 1;
@@ -56,6 +55,8 @@ class CaCursor final : public OrderCursor {
   }
 
  private:
+  size_t first_chunk(uint64_t pass) const { return moving_ ? ca_pass_start(chunks_, pass) : 0; }
+
   const Store& store_;
   size_t chunks_;
   bool moving_;
