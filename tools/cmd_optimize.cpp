@@ -93,9 +93,9 @@ nlohmann::json config_json(const OptimizeResult& res, const Store& train, const 
           {"trace", trace}};
 }
 
-class CliObserver final : public OptimizeObserver {
+class CliOptimizeObserver final : public OptimizeObserver {
  public:
-  explicit CliObserver(bool progress) : progress_(progress) {}
+  explicit CliOptimizeObserver(bool progress) : progress_(progress) {}
   Status on_epoch(const OptimizeEpoch& e) override {
     if (progress_) {
       std::cerr << fmt::format("epoch {}: {:.2f} passes, objective {:.10g}, |grad|_M {:.4g} ({:.3g} of the start's), {:.2f} s\n",
@@ -125,7 +125,7 @@ int run_optimize(OptimizeArgs& a) {
   std::unique_ptr<RunWriter> writer;
   st = RunWriter::create(a.out, FileSystem::local(), &writer);
   if (!st.is_ok()) return fail(st);
-  CliObserver obs(!a.quiet);
+  CliOptimizeObserver obs(!a.quiet);
   std::optional<StopOnSignal> stop_on_signal(std::in_place);
   OptimizeResult res;
   st = optimize(*train, test.get(), o, obs, &res);

@@ -206,11 +206,11 @@ void draw_progress(const Progress& p) {
 // The default checkpoint interval is at least this many times the last checkpoint's writing time.
 constexpr double kCheckpointCostRatio = 20;
 
-class CliObserver final : public SampleObserver {
+class CliSampleObserver final : public SampleObserver {
  public:
   // bounded_cost: the default interval, stretched so that writing checkpoints takes at most
   // 1 / kCheckpointCostRatio of the run (at d = 54.7M one takes about a minute).
-  CliObserver(RunWriter& w, bool progress, bool quiet, double checkpoint_every, bool bounded_cost)
+  CliSampleObserver(RunWriter& w, bool progress, bool quiet, double checkpoint_every, bool bounded_cost)
       : w_(w), progress_(progress), quiet_(quiet), every_(checkpoint_every), bounded_cost_(bounded_cost),
         last_(std::chrono::steady_clock::now()) {
     // A test hook: the process dies (SIGKILL) right after its N-th checkpoint is in place.
@@ -376,7 +376,7 @@ int run_sample(SampleArgs& a) {
   st = RunWriter::create(a.out, FileSystem::local(), &writer);
   if (!st.is_ok()) return fail(st);
   const bool progress = !a.quiet && stderr_is_tty();
-  CliObserver obs(*writer, progress, a.quiet, checkpoint_every, a.app->count("--checkpoint-every") == 0);
+  CliSampleObserver obs(*writer, progress, a.quiet, checkpoint_every, a.app->count("--checkpoint-every") == 0);
   std::optional<StopOnSignal> stop_on_signal(std::in_place);
   SampleResult result;
   st = checkpoint ? resume_sample(*train, test.get(), o, *checkpoint, obs, &result)

@@ -14,6 +14,9 @@
 
 namespace agld {
 
+// The size of a transparent huge page (x86-64): what the large buffers round up to.
+inline constexpr size_t kHugePageBytes = size_t{2} << 20;
+
 template <typename T>
 class HugeArray {
   static_assert(std::is_trivially_copyable_v<T>);
@@ -34,8 +37,7 @@ class HugeArray {
   void reset(size_t n) {
     release();
     if (n == 0) return;
-    constexpr size_t kHuge = size_t{2} << 20;
-    bytes_ = (n * sizeof(T) + kHuge - 1) / kHuge * kHuge;
+    bytes_ = (n * sizeof(T) + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
     void* p = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
       bytes_ = 0;

@@ -8,7 +8,6 @@
 namespace agld {
 namespace {
 
-constexpr size_t kMaxReportedErrors = 10;  // as the parser's
 
 std::string range_text(uint64_t first, uint64_t last) {
   return first == last ? std::to_string(first) : fmt::format("{}-{}", first, last);

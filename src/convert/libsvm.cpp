@@ -11,7 +11,6 @@
 namespace agld {
 namespace {
 
-constexpr size_t kMaxReportedErrors = 10;
 
 // Whitespace inside a line (a newline ends the line before the parser sees it).
 constexpr auto kSpaceTable = [] {

@@ -26,6 +26,9 @@ struct ParseError {
   std::string what;
 };
 
+// The bad lines a block reports when it skips them (the first few; the rest are counted).
+inline constexpr size_t kMaxReportedErrors = 10;
+
 struct ParsedBlock {
   SparseRows rows;
   std::vector<uint64_t> row_line;  // the line of each row

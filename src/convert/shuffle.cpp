@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 
+#include "common/huge_array.hpp"
 #include "common/mix.hpp"
 
 namespace agld {
@@ -15,7 +16,6 @@ constexpr size_t kWriteBytes = 1 << 20;         // a run is written 1 MiB at a t
 constexpr uint64_t kPunchBytes = 16 << 20;      // what a run has read is released in steps of this
 constexpr uint64_t kMinReadBuffer = 256 << 10;  // a run's read buffer while merging, at least
 constexpr size_t kMaxFanIn = 128;               // runs merged at once, at most (descriptors)
-constexpr size_t kHugePage = 2 << 20;
 constexpr size_t kMaxBlockBytes = 32 << 20;
 
 // Appends one run record: [u64 key][f64 label][u32 nnz][u32 idx x nnz][f32 val x nnz].
@@ -132,12 +132,12 @@ namespace {
 // A quarter of the buffer, at most kMaxBlockBytes, in whole huge pages when it has some.
 size_t block_size(uint64_t budget) {
   const uint64_t b = std::min<uint64_t>(budget / 4, kMaxBlockBytes);
-  return b >= kHugePage ? b & ~uint64_t{kHugePage - 1} : std::max<uint64_t>(b, 4096);
+  return b >= kHugePageBytes ? b & ~uint64_t{kHugePageBytes - 1} : std::max<uint64_t>(b, 4096);
 }
 }  // namespace
 
 void ExternalShuffler::BlockFree::operator()(char* p) const noexcept {
-  ::operator delete (p, std::align_val_t{kHugePage});
+  ::operator delete (p, std::align_val_t{kHugePageBytes});
 }
 
 ExternalShuffler::ExternalShuffler(uint64_t seed, uint64_t memory, std::string temp_dir,
@@ -173,11 +173,11 @@ char* ExternalShuffler::place(size_t bytes) {
   if (block_ == blocks_.size()) {
     Block b;
     b.size = std::max(bytes, block_bytes_);
-    b.data.reset(static_cast<char*>(::operator new (b.size, std::align_val_t{kHugePage})));
+    b.data.reset(static_cast<char*>(::operator new (b.size, std::align_val_t{kHugePageBytes})));
     // Huge pages where the kernel has them (transparent_hugepage "madvise"): one fault
     // and one TLB entry for 2 MiB of records rather than 512, which a row copied out in
     // random order feels. Nothing changes where it has none.
-    if (b.size >= kHugePage) ::madvise(b.data.get(), b.size & ~(kHugePage - 1), MADV_HUGEPAGE);
+    if (b.size >= kHugePageBytes) ::madvise(b.data.get(), b.size & ~(kHugePageBytes - 1), MADV_HUGEPAGE);
     block_total_ += b.size;
     blocks_.push_back(std::move(b));
   }

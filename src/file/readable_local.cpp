@@ -19,8 +19,6 @@
 namespace agld {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 class MappedReadableFile final : public ReadableFile {
  public:
   MappedReadableFile(std::string path, uint64_t size) : path_(std::move(path)), size_(size) {}
@@ -109,7 +107,7 @@ class MappedReadableFile final : public ReadableFile {
       }
       if (r < 0) {
         return Status::io_error(path_ + ": read of " + std::to_string(n) + " bytes at offset " +
-                                std::to_string(offset) + ": " + errno_text(errno));
+                                std::to_string(offset) + ": " + std::strerror(errno));
       }
       // Short of what is needed: the file shrank after it was opened (an O_DIRECT read can
       // only go on from a block boundary).
@@ -180,11 +178,11 @@ Status open_local_readable(const std::string& path, std::unique_ptr<ReadableFile
   if (::stat(path.c_str(), &st) != 0) {
     int err = errno;
     if (err == ENOENT) return Status::not_found(path + ": no such file");
-    return Status::io_error(path + ": " + errno_text(err));
+    return Status::io_error(path + ": " + std::strerror(err));
   }
   if (S_ISDIR(st.st_mode)) return Status::invalid_argument(path + ": is a directory");
   if (::access(path.c_str(), R_OK) != 0) {
-    return Status::io_error(path + ": " + errno_text(errno));
+    return Status::io_error(path + ": " + std::strerror(errno));
   }
   auto file = std::make_unique<MappedReadableFile>(path, static_cast<uint64_t>(st.st_size));
   AGLD_RETURN_IF_ERROR(file->map());

@@ -17,8 +17,6 @@
 namespace agld {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 std::atomic<uint64_t> g_tmp_counter{0};
 
 // Named temporaries in flight, for remove_pending_temporaries(): fixed slots and no
@@ -76,7 +74,7 @@ class AtomicWritableFile final : public WritableFile {
       int err = errno;
       named_tmp_.clear();
       return Status::io_error(path_ + ": cannot create output in " + dir_ + ": " +
-                              errno_text(err));
+                              std::strerror(err));
     }
     return Status::ok();
   }
@@ -92,7 +90,7 @@ class AtomicWritableFile final : public WritableFile {
       ssize_t w = ::write(fd_, p, left);
       if (w < 0) {
         if (errno == EINTR) continue;
-        return Status::io_error(path_ + ": write failed: " + errno_text(errno));
+        return Status::io_error(path_ + ": write failed: " + std::strerror(errno));
       }
       p += w;
       left -= static_cast<size_t>(w);
@@ -103,7 +101,7 @@ class AtomicWritableFile final : public WritableFile {
 
   Status commit() override {
     if (fd_ < 0) return Status::io_error(path_ + ": commit after close");
-    if (::fsync(fd_) != 0) return Status::io_error(path_ + ": fsync failed: " + errno_text(errno));
+    if (::fsync(fd_) != 0) return Status::io_error(path_ + ": fsync failed: " + std::strerror(errno));
     std::string tmp = named_tmp_;
     if (tmp.empty()) {
       // A new file is linked at its name directly: one atomic step, which leaves no name
@@ -111,7 +109,7 @@ class AtomicWritableFile final : public WritableFile {
       int err = link_to(path_);
       if (err == 0) return committed();
       if (err != EEXIST) {
-        return Status::io_error(path_ + ": cannot link the output into place: " + errno_text(err));
+        return Status::io_error(path_ + ": cannot link the output into place: " + std::strerror(err));
       }
       // It replaces a file: linked under a temporary name for an instant, then renamed over
       // the target (Linux has no link that replaces). The name is registered so that a
@@ -122,14 +120,14 @@ class AtomicWritableFile final : public WritableFile {
       if (err != 0) {
         unregister_pending(pending_slot_);
         pending_slot_ = -1;
-        return Status::io_error(path_ + ": cannot link the output into place: " + errno_text(err));
+        return Status::io_error(path_ + ": cannot link the output into place: " + std::strerror(err));
       }
     }
     if (::rename(tmp.c_str(), path_.c_str()) != 0) {
       int err = errno;
       ::unlink(tmp.c_str());
       return Status::io_error(path_ + ": cannot rename the output into place: " +
-                              errno_text(err));
+                              std::strerror(err));
     }
     return committed();
   }

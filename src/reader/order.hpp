@@ -29,6 +29,8 @@ class OrderCursor {
   virtual ~OrderCursor() = default;
   // Appends the next rows of the sequence to *out: at least one, at most a few thousand.
   virtual void next(std::vector<RowRef>* out) = 0;
+  // The rows a cursor that computes each row on its own appends a call.
+  static constexpr size_t kBlock = 4096;
   // On a fresh cursor: moves it to `position` rows into its sequence, or to an earlier
   // position from which next() goes on, and returns that position (positioned() drops the
   // rows in between). The default moves nothing: the rows are read through.

@@ -5,13 +5,12 @@
 namespace agld::reader {
 namespace {
 
-constexpr uint64_t kSalt = 0x7261726f77ull;  // "rarow"
-constexpr size_t kBlock = 4096;
+constexpr uint64_t kRaSalt = 0x7261726f77ull;  // "rarow"
 
 class RaCursor final : public OrderCursor {
  public:
   RaCursor(const Store& store, uint64_t seed)
-      : store_(store), key_(key_of(seed, kSalt, 0)), rows_(store.meta().rows) {}
+      : store_(store), key_(key_of(seed, kRaSalt, 0)), rows_(store.meta().rows) {}
   void next(std::vector<RowRef>* out) override {
     for (size_t i = 0; i < kBlock; ++i) {
       const uint64_t row = bounded(mix64(key_ ^ mix64(j_++)), rows_);

@@ -9,8 +9,7 @@
 namespace agld::reader {
 namespace {
 
-constexpr uint64_t kSalt = 0x7272706572ull;  // "rrper"
-constexpr size_t kBlock = 4096;
+constexpr uint64_t kRrSalt = 0x7272706572ull;  // "rrper"
 constexpr int kRounds = 6;
 
 class Permutation {
@@ -48,7 +47,7 @@ class RrCursor final : public OrderCursor {
       : store_(store),
         seed_(seed),
         rows_(store.meta().rows),
-        perm_(rows_, key_of(seed, kSalt, 0)) {}
+        perm_(rows_, key_of(seed, kRrSalt, 0)) {}
   void next(std::vector<RowRef>* out) override {
     const uint64_t end = std::min<uint64_t>(rows_, i_ + kBlock);
     for (; i_ < end; ++i_) {
@@ -60,14 +59,14 @@ class RrCursor final : public OrderCursor {
     if (i_ == rows_) {
       i_ = 0;
       ++pass_;
-      perm_ = Permutation(rows_, key_of(seed_, kSalt, pass_));
+      perm_ = Permutation(rows_, key_of(seed_, kRrSalt, pass_));
     }
   }
   // Position i of pass p is computed on its own.
   uint64_t seek(uint64_t position) override {
     pass_ = position / rows_;
     i_ = position % rows_;
-    perm_ = Permutation(rows_, key_of(seed_, kSalt, pass_));
+    perm_ = Permutation(rows_, key_of(seed_, kRrSalt, pass_));
     return position;
   }
 

@@ -18,12 +18,6 @@
 namespace agld::sampler {
 namespace {
 
-std::string mib(uint64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
-
 // m of the coordinates [0, d) drawn without replacement (Knuth's selection sampling, in
 // ascending order), with the tracked ones added; seeded.
 std::vector<uint64_t> seeded_sample(uint64_t d, uint64_t m, const std::vector<uint64_t>& tracked, uint64_t seed) {

@@ -35,8 +35,6 @@ namespace agld {
 namespace sampler {
 namespace {
 
-std::string mib(uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
-
 // The sampler's options for the same target: resolve_options() and make_preconditioner() then
 // check them and choose the batch and the step by the sampler's rules.
 SampleOptions as_sample(const OptimizeOptions& o) {

@@ -6,13 +6,13 @@
 #include <cmath>
 #include <new>
 
+#include "common/huge_array.hpp"
+
 namespace agld {
 namespace {
 
-constexpr uint64_t kHugePage = uint64_t{2} << 20;
-
 uint64_t mapping_bytes(uint64_t features) {
-  return (features * FeatureAccumulator::kBytesPerFeature + kHugePage - 1) / kHugePage * kHugePage;
+  return (features * FeatureAccumulator::kBytesPerFeature + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
 }
 
 }  // namespace
