@@ -338,11 +338,19 @@ TEST(Resume, KeepsTheStage) {
   EXPECT_TRUE(same_bits(got.rhat, want.rhat));
 }
 
+// Every dynamics x snapshot x access order (the momenta are in the checkpoint too). Under a
+// sanitizer (kSanitizedBuild): every snapshot with every access order (the first dynamics) and
+// with every dynamics (the first access order).
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
-  for (const auto& d : sampler::registered_dynamics()) {  // the momenta are in the checkpoint too
+  const auto dynamics = sampler::registered_dynamics();
+  const auto orders = reader_orders();
+  for (const auto& d : dynamics) {
     for (const auto& s : sampler::registered_snapshots()) {
-      for (const auto& a : reader_orders()) cases.push_back({std::string(s.name), a.name, std::string(d.name)});
+      for (const auto& a : orders) {
+        if (kSanitizedBuild && d.name != dynamics.front().name && a.name != orders.front().name) continue;
+        cases.push_back({std::string(s.name), a.name, std::string(d.name)});
+      }
     }
   }
   return cases;

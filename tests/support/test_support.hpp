@@ -40,6 +40,15 @@
 
 namespace agld::test {
 
+// Built with ASan or TSan: a suite that iterates a cross product of registries may thin it
+// there (each value of each factor still runs), since a sanitizer looks for memory errors and
+// races in code paths, which the normal build's whole product adds none of.
+#ifdef AGLD_TEST_MEMORY_SANITIZER
+inline constexpr bool kSanitizedBuild = true;
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
+
 // A fresh directory under $AGLD_TEST_TMP (or the system temp dir), removed on destruction.
 class TempDir {
  public:
