@@ -8,7 +8,6 @@
 namespace agld {
 namespace {
 
-
 std::string range_text(uint64_t first, uint64_t last) {
   return first == last ? std::to_string(first) : fmt::format("{}-{}", first, last);
 }

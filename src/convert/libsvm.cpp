@@ -11,7 +11,6 @@
 namespace agld {
 namespace {
 
-
 // Whitespace inside a line (a newline ends the line before the parser sees it).
 constexpr auto kSpaceTable = [] {
   std::array<bool, 256> t{};
