@@ -110,6 +110,7 @@ nlohmann::json config_json(const SampleOptions& given, const ResolvedSample& r, 
                       {"directions", r.unseen_directions},
                       {"fields", r.unseen_fields},
                       {"rule", r.unseen_rule}}},
+          {"noise_correction", {{"asked", o.noise_correction}, {"on", r.noise_correction}, {"rule", r.noise_correction_rule}}},
           {"batch", r.batch},
           {"iterations", r.iterations},
           {"epochs", r.epochs},
@@ -243,6 +244,7 @@ class CliSampleObserver final : public SampleObserver {
                     run.batch, run.iterations, run.burn_in, run.thin, run.refresh),
         fmt::format("seed = {}, rows = {}, dim = {}", run.given.seed, run.rows, run.dim),
         fmt::format("unseen directions = {} ({})", run.unseen_directions, run.unseen_rule),
+        fmt::format("noise correction: {}", run.noise_correction_rule),
         fmt::format("until mixed: {}{}", run.until_mixed_rule,
                     run.until_mixed ? fmt::format("; stage {}", run.stage) : std::string()),
         "lp__ is -U(theta) estimated from the iteration's minibatch (exact for lmc)"};
@@ -391,6 +393,7 @@ int run_sample(SampleArgs& a) {
                    {"stages", result.run.stage + 1},
                    {"prior_exact", result.prior_exact},
                    {"stop_reason", result.stop_reason},
+                   {"least_noise_share", result.run.least_noise_share},
                    {"stage_verdicts", result.stage_verdicts}};
   if (result.run.rao_blackwell) {
     cfg["result"]["rao_blackwell"] = {{"conditional_draws", result.rb_samples},

@@ -87,6 +87,10 @@ struct SampleOptions {
   // each refresh (each pass for strategies without one); "off" leaves them to the dynamics
   // (docs/samplers.md, "Directions the data cannot see").
   std::string unseen = "auto";
+  // The minibatch gradient's noise: "auto" takes its estimated variance out of the injected
+  // noise, per level of M and on the dense block (at most 3/4 of it); "off" injects the
+  // dynamics' noise as specified (docs/samplers.md, "Gradient noise").
+  std::string noise_correction = "auto";
 };
 
 // A run resolved against its store: the options as given, and every value the run uses,
@@ -153,6 +157,12 @@ struct ResolvedSample {
   // directions (0: none), from how many fields, and why.
   uint64_t unseen_directions = 0, unseen_fields = 0;
   std::string unseen_rule;
+  // Whether the injected noise gives way to the gradient's (sampler/gradient_noise.hpp), and
+  // why; in a result, the least share of its noise any level or block direction of any chain
+  // kept at the last retempering (1: none taken).
+  bool noise_correction = false;
+  std::string noise_correction_rule;
+  double least_noise_share = 1;
   std::string length_rule;        // how the run length was chosen
   // Stages (docs/samplers.md, "Until mixed"): whether the run doubles its length until mixed,
   // and why; its targets; its cap in passes (0: kMaxPassesFactor times the first stage's).

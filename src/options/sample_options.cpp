@@ -57,6 +57,11 @@ constexpr F kSampleOptions[] = {
      .help = "auto: draw the posterior along the directions no row can see (the store's complete "
              "one-hot fields beside the intercept; agld info lists them) exactly, at each "
              "refresh; off: leave them to the dynamics (docs/samplers.md)"},
+    {.key = "noise_correction",
+     .member = &S::noise_correction,
+     .help = "auto: take the minibatch gradient's estimated noise out of the injected noise, per "
+             "level of M and on the dense block (at most 3/4 of it); off: the dynamics' noise as "
+             "specified (docs/samplers.md, \"Gradient noise\")"},
     {.key = "batch",
      .member = &S::batch,
      .help = "rows a minibatch (default min(N, max(100, N/1000)): at most 1000 iterations a pass)"},

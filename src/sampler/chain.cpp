@@ -32,6 +32,26 @@ std::unique_ptr<DenseHead> make_head(const ChainConfig& c) {
   return std::make_unique<DenseHead>(c.head, *find_dynamics(c.dynamics), params(c));
 }
 
+// The gradient noise's sums: each level's coordinates in rows, and the levels that keep their
+// noise (one holding a coordinate in no row: a refresh does not bring it current; the block's).
+std::unique_ptr<GradientNoise> make_noise_sums(const ChainConfig& c, const Snapshot& snap, size_t levels,
+                                               const DenseHead* head) {
+  if (!c.noise.on || c.temperature <= 0 || snap.full_batch()) return nullptr;
+  std::vector<uint64_t> coords(levels, 0);
+  std::vector<uint8_t> fixed(levels, 0);
+  if (head) fixed[levels - 1] = 1;
+  for (uint64_t j = 0; j < c.dim; ++j) {
+    const uint8_t l = c.level ? c.level[j] : 0;
+    const bool in_row = c.in_rows.empty() || ((c.in_rows[j / 64] >> (j % 64)) & 1) != 0;
+    if (in_row) {
+      ++coords[l];
+    } else {
+      fixed[l] = 1;
+    }
+  }
+  return std::make_unique<GradientNoise>(c.noise, std::move(coords), std::move(fixed), head ? head->size() : 0);
+}
+
 std::vector<CoordinateDynamics> levels(const ChainConfig& c, const DenseHead* head) {
   const DynamicsInfo* info = find_dynamics(c.dynamics);
   const std::vector<double> ms = c.level_m.empty() ? std::vector<double>{1.0} : c.level_m;
@@ -59,6 +79,7 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
              snap_->has_aggregate(), config.stamps_in_record) {
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
   if (cfg_.rare) rare_ = std::make_unique<RareConditionals>(cfg_.rare);
+  noise_sums_ = make_noise_sums(cfg_, *snap_, state_.levels(), head_.get());
   draw_.chain = id;
 }
 
@@ -221,15 +242,12 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     state_.leave_support(k);
     return Status::ok();
   }
-  // g = (N/n) sum_i (s_i - sh_i) x_i, gathered by support slot.
-  const double scale = static_cast<double>(cfg_.rows) / static_cast<double>(n);
-  g_.assign(state_.support().size(), 0.0);
-  for (size_t i = 0; i < n; ++i) {
-    const double c = scale * (s_[i] - sh_[i]);
-    if (c == 0) continue;
-    const auto idx = b.row_indices(i);
-    const auto val = b.row_values(i);
-    for (size_t e = 0; e < idx.size(); ++e) g_[state_.slot(idx[e])] += c * val[e];
+  if (noise_sums_) {
+    const uint64_t nnz = scatter<true>(b);
+    noise_sums_->end_iteration(b.size());
+    if (head_ && GradientNoise::block_iteration(k)) noise_sums_->end_block_iteration(b.size(), add_block_noise(b, nnz));
+  } else {
+    scatter<false>(b);
   }
   // The head's data gradient is read by slot before the support leaves; its step comes last.
   if (head_) head_->gather([this](uint32_t j) { return state_.in_support(j) ? g_[state_.slot(j)] : 0.0; });
@@ -250,6 +268,110 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
   return Status::ok();
 }
 
+template <bool kNoise>
+uint64_t Chain::scatter(const Batch& b) {
+  // g = (N/n) sum_i (s_i - sh_i) x_i, gathered by support slot.
+  const size_t n = b.size(), support = state_.support().size();
+  const double scale = static_cast<double>(cfg_.rows) / static_cast<double>(n);
+  g_.assign(support, 0.0);
+  if constexpr (kNoise) {
+    g2_.assign(support, 0.0);
+    hh_.assign(support, 0.0);
+  }
+  uint64_t nnz = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double c = scale * (s_[i] - sh_[i]);
+    const auto idx = b.row_indices(i);
+    const auto val = b.row_values(i);
+    if constexpr (kNoise) {
+      // The curvature's share of the row: (N/n) l''_i at the gradient's point.
+      const double w = scale * cfg_.model->d2loss(b.labels[i], margins_[i]);
+      nnz += idx.size();
+      for (size_t e = 0; e < idx.size(); ++e) {
+        const uint32_t slot = state_.slot(idx[e]);
+        const double v = val[e], cv = c * v;
+        g_[slot] += cv;
+        g2_[slot] += cv * cv;
+        hh_[slot] += w * v * v;
+      }
+    } else {
+      if (c == 0) continue;
+      for (size_t e = 0; e < idx.size(); ++e) g_[state_.slot(idx[e])] += c * val[e];
+    }
+  }
+  if constexpr (kNoise) {
+    // The sample variance of the rows' terms, times n: less the mean's part g^2 / n.
+    const double rows = static_cast<double>(n), unbias = n > 1 ? rows / (rows - 1) : 1.0;
+    for (size_t s = 0; s < support; ++s) {
+      const double var = n > 1 ? (g2_[s] - g_[s] * g_[s] / rows) * unbias : g2_[s];
+      noise_sums_->add(state_.support_level(s), var, hh_[s]);
+    }
+  }
+  return nnz;
+}
+
+uint64_t Chain::add_block_noise(const Batch& b, uint64_t budget) {
+  // Each support slot's place in the block (-1: not in it).
+  const std::span<const uint32_t> coords = head_->coords();
+  slot_block_.assign(state_.support().size(), -1);
+  for (size_t i = 0; i < coords.size(); ++i) {
+    if (state_.in_support(coords[i])) slot_block_[state_.slot(coords[i])] = static_cast<int32_t>(i);
+  }
+  // g_B g_B^T, the mean's part.
+  Eigen::MatrixXd& gg = noise_sums_->block_products();
+  block_pos_.clear();
+  block_entries_.clear();
+  for (size_t i = 0; i < coords.size(); ++i) {
+    if (!state_.in_support(coords[i])) continue;
+    block_pos_.push_back(static_cast<int32_t>(i));
+    block_entries_.push_back(g_[state_.slot(coords[i])]);
+  }
+  for (size_t u = 0; u < block_pos_.size(); ++u) {
+    for (size_t v = 0; v <= u; ++v) gg(block_pos_[u], block_pos_[v]) += block_entries_[u] * block_entries_[v];
+  }
+  Eigen::MatrixXd& sum = noise_sums_->block_sum();
+  const double scale = static_cast<double>(cfg_.rows) / static_cast<double>(b.size());
+  uint64_t pairs = 0, rows = 0;
+  while (rows < b.size() && pairs < budget) {
+    const size_t i = rows++;
+    const double c = scale * (s_[i] - sh_[i]);
+    const auto idx = b.row_indices(i);
+    const auto val = b.row_values(i);
+    block_pos_.clear();
+    block_entries_.clear();
+    for (size_t e = 0; e < idx.size(); ++e) {
+      const int32_t p = slot_block_[state_.slot(idx[e])];
+      if (p < 0) continue;
+      block_pos_.push_back(p);
+      block_entries_.push_back(c * val[e]);
+    }
+    const size_t m = block_pos_.size();
+    pairs += m * (m + 1) / 2 + 1;
+    for (size_t u = 0; u < m; ++u) {
+      for (size_t v = 0; v <= u; ++v) {
+        const int32_t r = std::max(block_pos_[u], block_pos_[v]), q = std::min(block_pos_[u], block_pos_[v]);
+        sum(r, q) += block_entries_[u] * block_entries_[v];
+      }
+    }
+  }
+  return rows;
+}
+
+void Chain::retemper(uint64_t k) {
+  if (!noise_sums_ || !noise_sums_->due(k)) return;
+  double least = 1;
+  const bool two = state_.has_momentum();
+  for (uint32_t l = 0; l < state_.levels(); ++l) {
+    if (state_.level_still(l) || noise_sums_->fixed(l)) continue;
+    const double share = noise_sums_->share(l, state_.level_step(l), two);
+    state_.set_noise_scale(l, std::sqrt(share));
+    least = std::min(least, share);
+  }
+  if (head_) least = std::min(least, head_->retemper(noise_sums_->block_mean(), noise_sums_->config()));
+  noise_sums_->retempered(k);
+  least_share_ = least;
+}
+
 void Chain::save(StateWriter& out) const {
   out.section("CHAN");
   out.u64("a chain's id", id_);
@@ -263,6 +385,14 @@ void Chain::save(StateWriter& out) const {
   out.f64("a chain's kept lp__", draw_.lp);
   out.array("a chain's kept state", draw_.tracked);
   snap_->save(out);
+  if (noise_sums_) {
+    noise_sums_->save(out);
+    std::vector<double> scales(state_.levels());
+    for (uint32_t l = 0; l < scales.size(); ++l) scales[l] = state_.noise_scale(l);
+    out.array("a chain's noise scales", std::span<const double>(scales));
+    out.f64("a chain's least noise share", least_share_);
+    if (head_) head_->save(out);
+  }
 }
 
 Status Chain::load(StateReader& in) {
@@ -279,7 +409,17 @@ Status Chain::load(StateReader& in) {
   AGLD_RETURN_IF_ERROR(in.u64("a chain's kept iteration", &draw_.iteration));
   AGLD_RETURN_IF_ERROR(in.f64("a chain's kept lp__", &draw_.lp));
   AGLD_RETURN_IF_ERROR(in.vec("a chain's kept state", &draw_.tracked, cfg_.track.size()));
-  return snap_->load(in);
+  AGLD_RETURN_IF_ERROR(snap_->load(in));
+  if (!noise_sums_) return Status::ok();
+  AGLD_RETURN_IF_ERROR(noise_sums_->load(in));
+  std::vector<double> scales(state_.levels());
+  AGLD_RETURN_IF_ERROR(in.array("a chain's noise scales", std::span<double>(scales)));
+  for (uint32_t l = 0; l < scales.size(); ++l) {
+    if (!(scales[l] >= 0.5 && scales[l] <= 1)) return in.corrupt("a chain's noise scale is not one a run can have");
+    state_.set_noise_scale(l, scales[l]);
+  }
+  AGLD_RETURN_IF_ERROR(in.f64("a chain's least noise share", &least_share_));
+  return head_ ? head_->load(in) : Status::ok();
 }
 
 void Chain::full_piece(const Batch& rows) {

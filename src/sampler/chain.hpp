@@ -19,6 +19,7 @@
 #include "model/model.hpp"
 #include "sampler/coordinate_file.hpp"
 #include "sampler/dense_head.hpp"
+#include "sampler/gradient_noise.hpp"
 #include "sampler/lazy_state.hpp"
 #include "sampler/rare_rows.hpp"
 #include "sampler/snapshot.hpp"
@@ -59,6 +60,9 @@ struct ChainConfig {
   std::shared_ptr<const RareRows> rare;
   const model::Model* model = nullptr;
   std::vector<uint64_t> track;
+  // The gradient's noise taken out of the injected noise (sampler/gradient_noise.hpp); off at
+  // temperature 0 and for full-batch strategies.
+  GradientNoiseConfig noise;
 };
 
 // The seed of chain `id` of a run with seed `seed`: a one-chain run with --chain-id id and
@@ -124,6 +128,11 @@ class Chain {
   // theta's component along the directions no row sees drawn anew from the chain's noise
   // (set to its mean, 0, at temperature 0). Every coordinate must be current.
   void redraw_unseen(const UnseenMove& move) { move.apply(state_.x(), noise_); }
+  // Where every coordinate some row has is current at k: the noise's shares from the gradient
+  // noise measured since the last retempering, if kNoisePeriod iterations have passed since.
+  void retemper(uint64_t k);
+  // The least share of its noise a level or block direction kept at the last retempering (1: none).
+  double least_noise_share() const { return least_share_; }
   // The aggregate A (empty for strategies without one), kept in the lazy state's records.
   StridedSpan<const double> aggregate() const { return state_.a(); }
 
@@ -141,6 +150,13 @@ class Chain {
 
  private:
   void start_momenta();
+  // The gradient's sums of batch b into g_ (by slot), and with kNoise its noise's (g2_, hh_,
+  // then the levels' sums); returns the batch's nonzeros.
+  template <bool kNoise>
+  uint64_t scatter(const Batch& b);
+  // The block's gradient noise from the batch's first rows, their pairs about `budget`;
+  // returns how many rows it took.
+  uint64_t add_block_noise(const Batch& b, uint64_t budget);
   // theta . x_i (every coordinate of the rows current) into theta_margins_: lp__ where the
   // gradient's margins are at hmc2's midpoint.
   std::span<const double> theta_margins(const Batch& rows);
@@ -154,6 +170,8 @@ class Chain {
   Noise noise_;
   std::unique_ptr<DenseHead> head_;  // the metric's dense block (null: none); before state_, which reads it
   std::unique_ptr<RareConditionals> rare_;  // the rare coordinates' rows and conditionals (null: none)
+  std::unique_ptr<GradientNoise> noise_sums_;  // the gradient noise's sums (null: no correction)
+  double least_share_ = 1;
   bool gathering_ = false;
   LazyState state_;         // with the aggregate A (strategies with one)
   HugeArray<double> grad_;  // `full`: the whole gradient of a step
@@ -161,7 +179,8 @@ class Chain {
   double sq_ = 0;           // |theta|^2 at the last kept sync
   DrawRecord draw_;
   // Scratch.
-  std::vector<double> margins_, theta_margins_, s_, sh_, g_;
+  std::vector<double> margins_, theta_margins_, s_, sh_, g_, g2_, hh_, block_entries_;
+  std::vector<int32_t> slot_block_, block_pos_;
 };
 
 }  // namespace agld::sampler

@@ -42,12 +42,19 @@ void DenseHead::step(LazyState& s, Noise& noise) {
   const Eigen::Index k = static_cast<Eigen::Index>(js.size());
   for (Eigen::Index i = 0; i < k; ++i) g_[i] += s.a(js[i]) + s.x(js[i]) * inv_s2p_;
   mg_.noalias() = metric_->m.selfadjointView<Eigen::Lower>() * g_;
+  auto factor = [this](const Eigen::VectorXd& z, Eigen::VectorXd& out) {
+    if (ls_.size() != 0) {
+      out.noalias() = ls_ * z;
+    } else {
+      out.noalias() = metric_->l.triangularView<Eigen::Lower>() * z;
+    }
+  };
   for (Eigen::Index i = 0; i < k; ++i) z1_[i] = noise();
-  lz1_.noalias() = metric_->l.triangularView<Eigen::Lower>() * z1_;
+  factor(z1_, lz1_);
   const bool z2 = two_ && c_.fx2 != 0;
   if (z2) {
     for (Eigen::Index i = 0; i < k; ++i) z2_[i] = noise();
-    lz2_.noalias() = metric_->l.triangularView<Eigen::Lower>() * z2_;
+    factor(z2_, lz2_);
   }
   StridedSpan<double> x = s.x();
   if (!two_) {
@@ -76,6 +83,43 @@ void DenseHead::start_momenta(LazyState& s) const {
   for (size_t i = 0; i < js.size(); ++i) v[static_cast<Eigen::Index>(i)] = p[js[i]];
   const Eigen::VectorXd q = metric_->l.triangularView<Eigen::Lower>() * v;
   for (size_t i = 0; i < js.size(); ++i) p[js[i]] = q[static_cast<Eigen::Index>(i)];
+}
+
+}  // namespace agld::sampler
+
+namespace agld::sampler {
+
+double DenseHead::retemper(const Eigen::MatrixXd& b, const GradientNoiseConfig& cfg) {
+  const double w = noise_weight(c_, two_, 1.0);
+  // In phi = L^-1 theta the Hessian is about I: the block relaxes at the unit step's rate.
+  const double f = cfg.pass_factor(relaxation(c_, two_, 1.0));
+  const Eigen::MatrixXd& l = metric_->l;
+  const Eigen::MatrixXd lt_b_l = (l.transpose() * b * l) * (f * w);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(lt_b_l);
+  if (eig.info() != Eigen::Success) return 1;  // keep the noise as it is
+  Eigen::VectorXd share = (1.0 - eig.eigenvalues().array()).max(kLeastNoiseShare).min(1.0);
+  const Eigen::MatrixXd s = eig.eigenvectors() * share.cwiseSqrt().asDiagonal() * eig.eigenvectors().transpose();
+  ls_ = l.triangularView<Eigen::Lower>() * s;
+  return share.size() ? share.minCoeff() : 1.0;
+}
+
+void DenseHead::save(StateWriter& out) const {
+  out.section("HEAD");
+  out.flag("the block's noise is tempered", ls_.size() != 0);
+  if (ls_.size() != 0) out.array("the block's noise factor", std::span<const double>(ls_.data(), static_cast<size_t>(ls_.size())));
+}
+
+Status DenseHead::load(StateReader& in) {
+  AGLD_RETURN_IF_ERROR(in.section("HEAD", "the block's noise"));
+  bool tempered = false;
+  AGLD_RETURN_IF_ERROR(in.flag("the block's noise is tempered", &tempered));
+  if (!tempered) {
+    ls_.resize(0, 0);
+    return Status::ok();
+  }
+  const Eigen::Index k = static_cast<Eigen::Index>(size());
+  ls_.resize(k, k);
+  return in.array("the block's noise factor", std::span<double>(ls_.data(), static_cast<size_t>(ls_.size())));
 }
 
 }  // namespace agld::sampler

@@ -27,6 +27,7 @@
 #include <span>
 
 #include "sampler/dynamics.hpp"
+#include "sampler/gradient_noise.hpp"
 #include "sampler/lazy_state.hpp"
 #include "sampler/preconditioner.hpp"
 
@@ -57,12 +58,23 @@ class DenseHead {
   // The momenta's stationary law in theta units: q = L p for the block's p ~ N(0, T) as drawn.
   void start_momenta(LazyState& s) const;
 
+  // The gradient's noise taken out (sampler/gradient_noise.hpp): with B the block's gradient
+  // noise an iteration (K x K, theta units) and f the pass factor at the block's relaxation,
+  // the noise is L S z from then on, S S^T = I - f w L^T B L with each eigenvalue at least
+  // kLeastNoiseShare (w: noise_weight of the block's step at unit curvature). Returns the least
+  // eigenvalue kept.
+  double retemper(const Eigen::MatrixXd& b, const GradientNoiseConfig& cfg);
+  // L S, or empty while the noise is the dynamics' (the checkpoint's part of the block).
+  void save(StateWriter& out) const;
+  Status load(StateReader& in);
+
  private:
   std::shared_ptr<const HeadMetric> metric_;
   GaussianJumps::Coef c_;
   bool two_;
   double inv_s2p_;
   Eigen::VectorXd g_, mg_, z1_, z2_, lz1_, lz2_;
+  Eigen::MatrixXd ls_;  // L S (empty: L alone)
 };
 
 }  // namespace agld::sampler

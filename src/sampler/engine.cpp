@@ -58,8 +58,15 @@ Status Engine::start() {
   return st;
 }
 
+// Every chain current at k: where the gradient noise's shares may change (Chain::retemper).
 Status Engine::sync_all(uint64_t k, bool keep) {
-  return for_chains([&](Chain& c) { return c.sync(k, keep); }, sweeps_parallel_);
+  return for_chains(
+      [&](Chain& c) {
+        Status st = c.sync(k, keep);
+        if (st.is_ok()) c.retemper(k);
+        return st;
+      },
+      sweeps_parallel_);
 }
 
 // Every chain's kept state (every coordinate current) into the moments and the diagnostics.
@@ -232,6 +239,9 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   cfg.model = model_.get();
   cfg.track = run_.track;
   if (rb_) cfg.rare = rb_->rare_rows();
+  cfg.noise.on = run_.noise_correction;
+  cfg.noise.per_pass = (run_.rows + run_.batch - 1) / run_.batch;
+  cfg.noise.zero_sum = run_.access != "ra";
   for (uint64_t c = 0; c < run_.given.chains; ++c) {
     auto snap = info->make({run_.rows, run_.dim, run_.refresh, run_.snapshot_batch, model_.get()});
     chains_.push_back(std::make_unique<Chain>(run_.given.chain_id + c, run_.given.seed, cfg, std::move(snap)));
@@ -319,7 +329,13 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
     }
     if (chains_.front()->snapshot().refresh_due(k)) {
       const bool conditionals = rb_ && k >= stage_.burn_in;
-      st = for_chains([&](Chain& c) { return c.catch_up_rows(k + 1); }, sweeps_parallel_);
+      st = for_chains(
+          [&](Chain& c) {
+            Status caught = c.catch_up_rows(k + 1);
+            if (caught.is_ok()) c.retemper(k + 1);
+            return caught;
+          },
+          sweeps_parallel_);
       if (st.is_ok()) st = refresh(conditionals);
       if (!st.is_ok()) return st;
       if (conditionals) keep_conditionals();
@@ -412,6 +428,7 @@ void Engine::finish(bool stopped, SampleResult* out) {
     const Snapshot& snap = chains_.front()->snapshot();
     r.run.rao_blackwell_refreshes = snap.refreshes_in(stage_.iterations) - snap.refreshes_in(stage_.burn_in);
   }
+  for (const auto& c : chains_) r.run.least_noise_share = std::min(r.run.least_noise_share, c->least_noise_share());
   if (stopped) {
     stop_reason_ = fmt::format("stopped early (a signal, or --time-limit) in stage {}", stage_.index);
   } else if (!run_.until_mixed) {

@@ -105,6 +105,7 @@ class LazyState {
       stamps_ = own_stamps_;
     }
     for (const CoordinateDynamics& l : dyn_) midpoint_ |= l.eval_shift != 0;
+    scale_.assign(dyn_.size(), 1.0);
     if (level) {
       for (uint64_t j = 0; j < d; ++j) set_stamp(j, static_cast<uint32_t>(level[j]) << kLevelShift);
     }
@@ -120,6 +121,15 @@ class LazyState {
   bool has_momentum() const { return two_; }
   bool has_aggregate() const { return agg_; }
   bool midpoint() const { return midpoint_; }
+  // The levels: their count, one step's coefficients, whether a level never moves on its own
+  // (the dense block's), and the scale of its noise (1: the dynamics'; sampler/gradient_noise.hpp).
+  // A new scale applies to every jump from then on, so it may change only where every
+  // coordinate of the level is current.
+  size_t levels() const { return dyn_.size(); }
+  GaussianJumps::Coef level_step(uint32_t l) const { return dyn_[l].jumps.jump(1); }
+  bool level_still(uint32_t l) const { return dyn_[l].still; }
+  double noise_scale(uint32_t l) const { return scale_[l]; }
+  void set_noise_scale(uint32_t l, double s) { scale_[l] = s; }
   // The prior's precision (the same at every level).
   double inv_prior_var() const { return inv_prior_var_; }
   // The positions, the momenta (empty for ld) and the aggregate (empty without one), as
@@ -175,6 +185,7 @@ class LazyState {
     support_.push_back(j);
   }
   std::span<const uint32_t> support() const { return support_; }
+  uint32_t support_level(size_t s) const { return support_level_[s]; }
   // One step of the support's s-th coordinate, its gradient's constant term a (the minibatch
   // part and the aggregate).
   void step_support(size_t s, double a, Noise& noise) { advance(support_[s], support_level_[s], a, 1, noise); }
@@ -334,14 +345,17 @@ class LazyState {
     if (dyn_[l].still) return;
     const GaussianJumps& jumps = dyn_[l].jumps;
     double* r = rec(j);
+    const double scale = scale_[l];
     if (two_) {
-      jumps.apply(r[0], r[1], a, k, noise);
+      auto normal = [&noise, scale] { return scale * noise(); };
+      jumps.apply(r[0], r[1], a, k, normal);
     } else {
-      r[0] = jumps.apply(r[0], a, k, noise());
+      r[0] = jumps.apply(r[0], a, k, scale * noise());
     }
   }
 
   std::vector<CoordinateDynamics> dyn_;  // a level's dynamics
+  std::vector<double> scale_;            // a level's noise scale
   double inv_prior_var_;
   uint64_t d_;
   bool two_ = false;       // a momentum a coordinate

@@ -1,11 +1,12 @@
 // make_run_plan (sampler/run_plan.hpp): the resolution of a run, in order: the options and
 // the store's statistics (resolve_options), --init's file, the preconditioner (which sets
-// ld's step under diag), the dynamics' step and friction, the Rao-Blackwellized moments, and
-// the memory plan.
+// ld's step under diag), the dynamics' step and friction, the Rao-Blackwellized moments, the
+// unseen directions, the gradient noise's correction, and the memory plan.
 #include "sampler/run_plan.hpp"
 
 #include "model/model.hpp"
 #include "sampler/coordinate_file.hpp"
+#include "sampler/gradient_noise.hpp"
 #include "sampler/rao_blackwell.hpp"
 #include "sampler/snapshot.hpp"
 #include "sampler/unseen_move.hpp"
@@ -35,6 +36,7 @@ Status make_run_plan(const Store& train, const Store* test, const SampleOptions&
   const auto snap = find_snapshot(r->snapshot)->make({r->rows, r->dim, r->refresh, r->snapshot_batch, model.get()});
   st = resolve_rao_blackwell(train, *model, *snap, r);
   if (st.is_ok()) st = resolve_unseen(train, r);
+  if (st.is_ok()) st = resolve_noise_correction(r);
   if (!st.is_ok()) return st;
   st = plan_memory(train, test, r, *snap, &p.memory);
   if (!st.is_ok()) return st;

@@ -76,6 +76,7 @@ TEST(OptionJson, EverySampleOptionRoundTrips) {
   o.dense = true;
   o.rao_blackwell = "off";
   o.unseen = "off";
+  o.noise_correction = "off";
   const std::string text = options_json(o);
   SampleOptions back;
   ASSERT_TRUE(options_from_json(text, &back).is_ok());

@@ -55,7 +55,8 @@ using Draws = std::vector<std::vector<double>>;
 
 // The draws of every coordinate (4 chains, kept in turn) of one run.
 Draws run_engine(const Store& store, const std::string& method, const std::string& precondition, double step,
-                 uint64_t iterations, uint64_t seed, bool dense, double friction = 0, uint32_t tracked = kDim) {
+                 uint64_t iterations, uint64_t seed, bool dense, double friction = 0, uint32_t tracked = kDim,
+                 const std::string& noise_correction = "auto") {
   SampleOptions o;
   o.model = "linear";
   o.method = method;
@@ -71,6 +72,7 @@ Draws run_engine(const Store& store, const std::string& method, const std::strin
   o.evaluations = 0;
   o.memory = uint64_t{512} << 20;
   o.dense = dense;
+  o.noise_correction = noise_correction;
   o.track_default = false;
   for (uint32_t j = 0; j < tracked; ++j) o.track.push_back(j);
   KeepDraws keep;
@@ -399,7 +401,8 @@ INSTANTIATE_TEST_SUITE_P(Refreshes, LazyDenseInNoRow, ::testing::Values("ptu-ca"
                          });
 
 // The dense path against the naive reference at the large step, for every dynamics: the dense
-// path is the chain the specification defines, not merely the lazy path's twin.
+// path is the chain the specification defines, not merely the lazy path's twin (with the
+// specification's noise: --noise-correction off).
 class DensePath : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DensePath, IsTheSpecificationsChain) {
@@ -412,7 +415,7 @@ TEST_P(DensePath, IsTheSpecificationsChain) {
   for (const std::string sa : {"tmu-rr", "ppu-ra", "ptu-ca", "none-ra"}) {
     const std::string snap = sa.substr(0, sa.find('-')), access = sa.substr(sa.find('-') + 1);
     const std::string m = sa + (dynamics == "ld" ? "" : "-" + dynamics);
-    const Draws dense = run_engine(*store, m, "none", step, kLargeIterations, seed, true, friction);
+    const Draws dense = run_engine(*store, m, "none", step, kLargeIterations, seed, true, friction, kDim, "off");
     Draws naive;
     for (uint64_t chain = 0; chain < 4; ++chain) {  // kept in turn, as the engine's
       const Draws one = run_naive(rows, snap, access, step, kLargeIterations, kLargeIterations / 10, 4,
