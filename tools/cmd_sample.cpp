@@ -441,6 +441,13 @@ int run_sample(SampleArgs& a) {
                              "but the means' Monte Carlo error is larger than the target asks ({})\n",
                              ds.min_ess, name_of(r, ds.min_ess_at), r.target_ess, result.stop_reason);
   }
+  if (r.noise_correction && r.least_noise_share <= kLeastNoiseShare) {
+    std::cerr << fmt::format(
+        "agld: warning: the minibatch gradient's noise exceeds what the dynamics should inject on some level of M "
+        "or direction of the dense block (its least share kept: {:g}): sds there may be too wide; a larger --batch "
+        "or a smaller --step lowers it (docs/samplers.md, \"Gradient noise\")\n",
+        r.least_noise_share);
+  }
   if (a.quiet) return kExOk;
 
   // The summary: what ran, then agld summary's table of the run directory, the test metrics, the time.

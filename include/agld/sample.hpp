@@ -93,6 +93,11 @@ struct SampleOptions {
   std::string noise_correction = "auto";
 };
 
+// The least share of the dynamics' noise the gradient noise's correction leaves a level of M or
+// a direction of the dense block (docs/samplers.md, "Gradient noise"): a run that reaches it
+// has more gradient noise there than the dynamics should inject, and says so.
+inline constexpr double kLeastNoiseShare = 0.25;
+
 // A run resolved against its store: the options as given, and every value the run uses,
 // each default resolved (docs/samplers.md, "Defaults"), with the rule that chose it.
 struct ResolvedSample {

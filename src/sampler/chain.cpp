@@ -242,7 +242,7 @@ Status Chain::step(uint64_t k, const Batch& b, bool keep, bool do_step) {
     state_.leave_support(k);
     return Status::ok();
   }
-  if (noise_sums_) {
+  if (noise_sums_ && GradientNoise::sampled(k)) {
     const uint64_t nnz = scatter<true>(b);
     noise_sums_->end_iteration(b.size());
     if (head_ && GradientNoise::block_iteration(k)) noise_sums_->end_block_iteration(b.size(), add_block_noise(b, nnz));

@@ -2,11 +2,11 @@
 // docs/samplers.md, "Gradient noise"). A step moves a coordinate by b G and adds noise of
 // variance q; the estimate G carries noise of its own, of variance B_j (the variance-reduced
 // estimate's: g_j = sum over the batch of c_i x_ij, c_i = (N/n)(l'_i - shadow_i)), which adds
-// b^2 B_j to the step's variance: the frequent coordinates' sds came out 5-40 % wide. Each
-// iteration adds (sum_i (c_i x_ij)^2 - g_j^2 / n) n / (n - 1), an unbiased estimate of B_j
-// (sampling with replacement), and (N/n) sum_i l''_i x_ij^2, of j's data curvature; at most every `period`
-// iterations, where every coordinate some row has is current, the next stretch injects the
-// share T = max(1/4, 1 - f w B) of the dynamics' noise (w: noise_weight):
+// b^2 B_j to the step's variance: the frequent coordinates' sds came out 5-40 % wide. One
+// iteration in kEvery adds (sum_i (c_i x_ij)^2 - g_j^2 / n) n / (n - 1), an unbiased estimate
+// of B_j (sampling with replacement), and (N/n) sum_i l''_i x_ij^2, of j's data curvature. At
+// most every kNoisePeriod iterations, where every coordinate some row has is current, the next
+// stretch injects the share T = max(1/4, 1 - f w B) of the dynamics' noise (w: noise_weight):
 // - per level of M, as a noise scale sqrt(T) on the level's jumps (their k-step covariance is
 //   linear in T, so the lazy jumps stay exact); B and the curvature are the level's means over
 //   its coordinates in rows; a level holding a coordinate in no row keeps its noise (such a
@@ -30,8 +30,6 @@
 
 namespace agld::sampler {
 
-// The least share of the dynamics' noise a level or a block direction keeps.
-inline constexpr double kLeastNoiseShare = 0.25;
 // The fewest iterations between two retemperings.
 inline constexpr uint64_t kNoisePeriod = 1024;
 
@@ -82,14 +80,17 @@ class GradientNoise {
   // iterations (g_B the batch's gradient on the block; lower triangles).
   Eigen::MatrixXd& block_sum() { return block_; }
   Eigen::MatrixXd& block_products() { return block_gg_; }
-  // After each iteration: its batch's rows.
+  // The sums take one iteration in kEvery (on a small batch they cost a fifth of the
+  // iteration), the block's one in kBlockEvery (about the gradient's work): after such an
+  // iteration, its batch's rows.
+  static constexpr uint64_t kEvery = 4;
+  static bool sampled(uint64_t k) { return k % kEvery == 0; }
   void end_iteration(uint64_t rows) {
     iters_ += 1;
     rows_ += static_cast<double>(rows);
   }
-  // The block's sums take one iteration in kBlockEvery (they cost about the gradient's work):
-  // after such an iteration, its batch's rows and how many of them the block's sum took.
-  static constexpr uint64_t kBlockEvery = 8;
+  // After an iteration of the block's, its batch's rows and how many of them its sum took.
+  static constexpr uint64_t kBlockEvery = 8;  // a multiple of kEvery
   static bool block_iteration(uint64_t k) { return k % kBlockEvery == 0; }
   void end_block_iteration(uint64_t rows, uint64_t block_rows) {
     block_iters_ += 1;

@@ -72,6 +72,9 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
   p.chain = Chain::state_bytes(snap, d, state_dim, in_record) + Chain::dynamics_bytes(state_dim, r.precondition_levels) +
             (snap.full_batch() ? 0 : r.batch * 3 * 8) + batch_nnz * 12 +
             kPassBatch * 8 + r.track.size() * 8;
+  // The gradient noise's correction (sampler/gradient_noise.hpp): its scratch (two numbers a
+  // support slot) and, with a dense block of K, the block's sums and noise factor (3 K^2).
+  if (r.noise_correction && !snap.full_batch()) p.chain += batch_nnz * 16 + 3 * r.metric_block * r.metric_block * 8;
   // Conditionals by quadrature: a chain's gathered rows and moments, and their shared layout.
   const bool rare = r.rao_blackwell && r.rao_blackwell_rare_rows > 0;
   if (rare) p.chain += RareRowCounts::chain_bytes(r.rao_blackwell_rare_coordinates, r.rao_blackwell_rare_pairs);

@@ -140,7 +140,7 @@ TEST(GradientNoise, WhichLevelsGiveUpNoise) {
   EXPECT_NEAR(g.share(0, c, false), 1 - 0.05 * 2.0, 1e-12);  // B = 4 x 20 / (4 x 10)
   EXPECT_EQ(g.share(1, c, false), 1.0);                     // a coordinate in no row
   EXPECT_EQ(g.share(2, c, false), 1.0);                     // no coordinate in a row
-  EXPECT_EQ(g.share(3, c, false), sampler::kLeastNoiseShare);
+  EXPECT_EQ(g.share(3, c, false), kLeastNoiseShare);
   g.retempered(2000);
   EXPECT_FALSE(g.due(2000 + sampler::kNoisePeriod - 1));
   EXPECT_TRUE(g.due(2000 + sampler::kNoisePeriod));

@@ -272,13 +272,14 @@ TEST_F(SampleCli, DivergenceSuggestsASmallerStepAndLeavesNoFiles) {
 
 TEST_F(SampleCli, SigintStopsTheRunWithCompleteOutputs) {
   const std::string out = dir_.file("stop");
-  // The signal goes a second after the checkpoint at the end of burn-in appears (iteration
-  // 10; the first kept state is at 1,010), not a second after the start: a loaded machine or
-  // a sanitizer build can take longer than that to start (it did: no state kept).
+  // The signal goes three seconds after the checkpoint at the end of burn-in appears
+  // (iteration 10; the first kept state is at 1,010), not after the start: a loaded machine or
+  // a sanitizer build can take longer than that to start (it did: no state kept), and the ASan
+  // build on a loaded machine took more than a second for those 1,000 iterations.
   auto r = test::run_shell(std::string(AGLD_BINARY) + " sample --train " + shell_arg(store_) +
                            " --iterations 2000000000 --burn-in 10 --thin 1000 --out " + shell_arg(out) +
                            " -q & pid=$!; for i in $(seq 600); do [ -e " + shell_arg(out + "/checkpoint") +
-                           " ] && break; sleep 0.1; done; sleep 1; kill -INT $pid; wait $pid; echo exit=$?");
+                           " ] && break; sleep 0.1; done; sleep 3; kill -INT $pid; wait $pid; echo exit=$?");
   EXPECT_NE(r.out.find("exit=0"), std::string::npos) << r.out << r.err;
   const auto cfg = nlohmann::json::parse(test::read_file(out + "/config.json"));
   EXPECT_EQ(cfg["result"]["stopped_early"], true);
