@@ -152,12 +152,14 @@ Status Chain::catch_up_rows(uint64_t k) {
   if (!state_.catch_up_rows(k, noise_, cfg_.in_rows, &sq)) return diverged(k);
   // Part of |theta|^2: beyond the radius, the whole is too.
   if (sq > cfg_.divergence_radius * cfg_.divergence_radius) return left_posterior(k, sq);
+  retemper(k);
   return Status::ok();
 }
 
 Status Chain::sync(uint64_t k, bool keep) {
   if (!state_.sync(k, noise_, &sq_)) return diverged(k);
   if (sq_ > cfg_.divergence_radius * cfg_.divergence_radius) return left_posterior(k, sq_);
+  retemper(k);
   if (keep) {
     draw_.iteration = k;
     draw_.tracked.resize(cfg_.track.size());
@@ -313,19 +315,18 @@ uint64_t Chain::scatter(const Batch& b) {
 uint64_t Chain::add_block_noise(const Batch& b, uint64_t budget) {
   // Each support slot's place in the block (-1: not in it).
   const std::span<const uint32_t> coords = head_->coords();
+  // and the block's gradient entries, for g_B g_B^T (the mean's part).
   slot_block_.assign(state_.support().size(), -1);
-  for (size_t i = 0; i < coords.size(); ++i) {
-    if (state_.in_support(coords[i])) slot_block_[state_.slot(coords[i])] = static_cast<int32_t>(i);
-  }
-  // g_B g_B^T, the mean's part.
-  Eigen::MatrixXd& gg = noise_sums_->block_products();
   block_pos_.clear();
   block_entries_.clear();
   for (size_t i = 0; i < coords.size(); ++i) {
     if (!state_.in_support(coords[i])) continue;
+    const uint32_t slot = state_.slot(coords[i]);
+    slot_block_[slot] = static_cast<int32_t>(i);
     block_pos_.push_back(static_cast<int32_t>(i));
-    block_entries_.push_back(g_[state_.slot(coords[i])]);
+    block_entries_.push_back(g_[slot]);
   }
+  Eigen::MatrixXd& gg = noise_sums_->block_products();
   for (size_t u = 0; u < block_pos_.size(); ++u) {
     for (size_t v = 0; v <= u; ++v) gg(block_pos_[u], block_pos_[v]) += block_entries_[u] * block_entries_[v];
   }

@@ -128,8 +128,9 @@ class Chain {
   // theta's component along the directions no row sees drawn anew from the chain's noise
   // (set to its mean, 0, at temperature 0). Every coordinate must be current.
   void redraw_unseen(const UnseenMove& move) { move.apply(state_.x(), noise_); }
-  // Where every coordinate some row has is current at k: the noise's shares from the gradient
-  // noise measured since the last retempering, if kNoisePeriod iterations have passed since.
+  // Where every coordinate some row has is current at k (sync and catch_up_rows call it): the
+  // noise's shares from the gradient noise measured since the last retempering, if
+  // kNoisePeriod iterations have passed since.
   void retemper(uint64_t k);
   // The least share of its noise a level or block direction kept at the last retempering (1: none).
   double least_noise_share() const { return least_share_; }

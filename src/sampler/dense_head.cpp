@@ -85,10 +85,6 @@ void DenseHead::start_momenta(LazyState& s) const {
   for (size_t i = 0; i < js.size(); ++i) p[js[i]] = q[static_cast<Eigen::Index>(i)];
 }
 
-}  // namespace agld::sampler
-
-namespace agld::sampler {
-
 double DenseHead::retemper(const Eigen::MatrixXd& b, const GradientNoiseConfig& cfg) {
   const double w = noise_weight(c_, two_, 1.0);
   // In phi = L^-1 theta the Hessian is about I: the block relaxes at the unit step's rate.

@@ -58,15 +58,8 @@ Status Engine::start() {
   return st;
 }
 
-// Every chain current at k: where the gradient noise's shares may change (Chain::retemper).
 Status Engine::sync_all(uint64_t k, bool keep) {
-  return for_chains(
-      [&](Chain& c) {
-        Status st = c.sync(k, keep);
-        if (st.is_ok()) c.retemper(k);
-        return st;
-      },
-      sweeps_parallel_);
+  return for_chains([&](Chain& c) { return c.sync(k, keep); }, sweeps_parallel_);
 }
 
 // Every chain's kept state (every coordinate current) into the moments and the diagnostics.
@@ -329,13 +322,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
     }
     if (chains_.front()->snapshot().refresh_due(k)) {
       const bool conditionals = rb_ && k >= stage_.burn_in;
-      st = for_chains(
-          [&](Chain& c) {
-            Status caught = c.catch_up_rows(k + 1);
-            if (caught.is_ok()) c.retemper(k + 1);
-            return caught;
-          },
-          sweeps_parallel_);
+      st = for_chains([&](Chain& c) { return c.catch_up_rows(k + 1); }, sweeps_parallel_);
       if (st.is_ok()) st = refresh(conditionals);
       if (!st.is_ok()) return st;
       if (conditionals) keep_conditionals();
