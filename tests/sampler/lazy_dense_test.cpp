@@ -308,21 +308,22 @@ void PrintTo(const LargeCase& c, std::ostream* os) {
   *os << c.method << ", precondition " << c.precondition << (c.small_step_rows ? ", the small step's rows" : "");
 }
 
-std::vector<LargeCase> large_cases() {
+// Every pair of a snapshot, an access order and a dynamics (method_pairs), and diag's cases;
+// the long suite (LazyDenseLargeStepLong), the rest of the cross product.
+std::vector<LargeCase> large_cases(const std::vector<MethodParts>& methods) {
   std::vector<LargeCase> out;
-  for (const MethodInfo& m : sample_methods()) {
-    if (m.means.empty()) out.push_back({m.name, "none", false, m.dynamics});
-  }
+  for (const MethodParts& m : methods) out.push_back({m.method(), "none", false, m.dynamics});
+  return out;
+}
+std::vector<LargeCase> large_cases() {
+  std::vector<LargeCase> out = large_cases(method_pairs());
   out.push_back({"tmu-rr", "diag"});
   out.push_back({"tmu-rr", "diag", true});
   out.push_back({"none-ra", "diag", true});
   return out;
 }
 
-class LazyDenseLargeStep : public ::testing::TestWithParam<LargeCase> {};
-
-TEST_P(LazyDenseLargeStep, SameDistributionWithinMonteCarloError) {
-  const LargeCase& c = GetParam();
+void expect_lazy_is_dense_at_large_step(const LargeCase& c) {
   const uint64_t seed = test_seed(52);
   const SparseRows rows = c.small_step_rows ? sparse_rows(seed) : sparse_rows(seed, kScale, kBound);
   TempDir dir;
@@ -352,13 +353,21 @@ TEST_P(LazyDenseLargeStep, SameDistributionWithinMonteCarloError) {
             << ": largest |z| lazy against dense " << worst << std::endl;
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, LazyDenseLargeStep, ::testing::ValuesIn(large_cases()),
-                         [](const ::testing::TestParamInfo<LargeCase>& param_info) {
-                           std::string s = param_info.param.method + "_" + param_info.param.precondition +
-                                           (param_info.param.small_step_rows ? "_small_step_rows" : "");
-                           for (char& ch : s) ch = ch == '-' ? '_' : ch == '+' ? 'p' : ch;
-                           return s;
-                         });
+class LazyDenseLargeStep : public ::testing::TestWithParam<LargeCase> {};
+class LazyDenseLargeStepLong : public ::testing::TestWithParam<LargeCase> {};
+TEST_P(LazyDenseLargeStep, SameDistributionWithinMonteCarloError) { expect_lazy_is_dense_at_large_step(GetParam()); }
+TEST_P(LazyDenseLargeStepLong, SameDistributionWithinMonteCarloError) {
+  expect_lazy_is_dense_at_large_step(GetParam());
+}
+std::string large_case_name(const ::testing::TestParamInfo<LargeCase>& param_info) {
+  std::string s = param_info.param.method + "_" + param_info.param.precondition +
+                  (param_info.param.small_step_rows ? "_small_step_rows" : "");
+  for (char& ch : s) ch = ch == '-' ? '_' : ch == '+' ? 'p' : ch;
+  return s;
+}
+INSTANTIATE_TEST_SUITE_P(Methods, LazyDenseLargeStep, ::testing::ValuesIn(large_cases()), large_case_name);
+INSTANTIATE_TEST_SUITE_P(Methods, LazyDenseLargeStepLong, ::testing::ValuesIn(large_cases(method_rest())),
+                         large_case_name);
 
 // Coordinates in no row of the store (features kDim .. kDim + kAbsent - 1): a refresh brings
 // only the coordinates some row has (LazyState::catch_up_rows), the others jump over it in

@@ -152,16 +152,7 @@ SampleOptions options(const std::string& method, unsigned threads) {
   return o;
 }
 
-struct Case {
-  std::string snapshot, access, dynamics;
-  std::string method() const { return snapshot + "-" + access + (dynamics == "ld" ? "" : "-" + dynamics); }
-};
-void PrintTo(const Case& c, std::ostream* os) { *os << c.method(); }
-
-class Resume : public ::testing::TestWithParam<Case> {};
-
-TEST_P(Resume, IsTheRunThatNeverStopped) {
-  const Case& c = GetParam();
+void expect_resumed_run_is_whole(const MethodParts& c) {
   TempDir dir;
   // 500 rows in chunks of 64: passes end inside chunks and inside batches.
   auto store = make_store(dir.file("s.agld"), rows_of(test_seed(41), 500), kDim, true, 64, false, kField);
@@ -338,30 +329,15 @@ TEST(Resume, KeepsTheStage) {
   EXPECT_TRUE(same_bits(got.rhat, want.rhat));
 }
 
-// Every dynamics x snapshot x access order (the momenta are in the checkpoint too). Under a
-// sanitizer (kSanitizedBuild): every snapshot with every access order (the first dynamics) and
-// with every dynamics (the first access order).
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
-  const auto dynamics = sampler::registered_dynamics();
-  const auto orders = reader_orders();
-  for (const auto& d : dynamics) {
-    for (const auto& s : sampler::registered_snapshots()) {
-      for (const auto& a : orders) {
-        if (kSanitizedBuild && d.name != dynamics.front().name && a.name != orders.front().name) continue;
-        cases.push_back({std::string(s.name), a.name, std::string(d.name)});
-      }
-    }
-  }
-  return cases;
-}
-
-INSTANTIATE_TEST_SUITE_P(EverySnapshotAndAccess, Resume, ::testing::ValuesIn(all_cases()),
-                         [](const ::testing::TestParamInfo<Case>& p) {
-                           std::string s = p.param.snapshot;
-                           if (s == "ptu+") s = "ptuplus";
-                           return s + "_" + p.param.access + (p.param.dynamics == "ld" ? "" : "_" + p.param.dynamics);
-                         });
+// Every pair of a dynamics, a snapshot and an access order (method_pairs; the momenta are in
+// the checkpoint too); ResumeLong: the rest of their cross product.
+class Resume : public ::testing::TestWithParam<MethodParts> {};
+class ResumeLong : public ::testing::TestWithParam<MethodParts> {};
+TEST_P(Resume, IsTheRunThatNeverStopped) { expect_resumed_run_is_whole(GetParam()); }
+TEST_P(ResumeLong, IsTheRunThatNeverStopped) { expect_resumed_run_is_whole(GetParam()); }
+std::string case_name(const ::testing::TestParamInfo<MethodParts>& p) { return p.param.test_name(); }
+INSTANTIATE_TEST_SUITE_P(EverySnapshotAndAccess, Resume, ::testing::ValuesIn(method_pairs()), case_name);
+INSTANTIATE_TEST_SUITE_P(EverySnapshotAndAccess, ResumeLong, ::testing::ValuesIn(method_rest()), case_name);
 
 // The end of burn-in is offered once; random orders resume with each chain's own stream;
 // --share-batches too.

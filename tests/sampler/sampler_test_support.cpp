@@ -1,6 +1,9 @@
 #include "sampler_test_support.hpp"
 
 #include "agld/convert.hpp"
+#include "agld/reader.hpp"
+#include "sampler/dynamics.hpp"
+#include "sampler/snapshot.hpp"
 
 #include <Eigen/Dense>
 
@@ -146,6 +149,57 @@ Summary summarize(const std::vector<std::vector<double>>& draws, size_t t, size_
   }
   s.mcse = std::sqrt(bv / static_cast<double>(batches - 1) / static_cast<double>(batches));
   return s;
+}
+
+std::string MethodParts::method() const {
+  return snapshot + "-" + access + (dynamics == sampler::default_dynamics().name ? "" : "-" + dynamics);
+}
+
+std::string MethodParts::test_name() const {
+  return (snapshot == "ptu+" ? std::string("ptuplus") : snapshot) + "_" + access + "_" + dynamics;
+}
+
+void PrintTo(const MethodParts& m, std::ostream* os) { *os << m.method(); }
+
+namespace {
+// Every case of the cross product, each marked whether method_pairs takes it.
+std::vector<std::pair<MethodParts, bool>> cross_product() {
+  const auto snapshots = sampler::registered_snapshots();
+  const auto dynamics = sampler::registered_dynamics();
+  const std::vector<ReaderOrderInfo> orders = reader_orders();
+  std::vector<std::pair<MethodParts, bool>> out;
+  for (size_t d = 0; d < dynamics.size(); ++d) {
+    for (size_t s = 0; s < snapshots.size(); ++s) {
+      for (size_t a = 0; a < orders.size(); ++a) {
+        // The first dynamics: every snapshot x order. Another: each snapshot with one order,
+        // turning with the snapshot (and offset by the dynamics), which covers every order when
+        // there are at least as many snapshots as orders (else the snapshots are taken again).
+        bool pair = d == 0;
+        for (size_t i = s; !pair && i < std::max(snapshots.size(), orders.size()); i += snapshots.size()) {
+          pair = (i + d) % orders.size() == a;
+        }
+        out.push_back({{std::string(snapshots[s].name), orders[a].name, std::string(dynamics[d].name)}, pair});
+      }
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<MethodParts> method_pairs() {
+  std::vector<MethodParts> out;
+  for (auto& [m, pair] : cross_product()) {
+    if (pair) out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<MethodParts> method_rest() {
+  std::vector<MethodParts> out;
+  for (auto& [m, pair] : cross_product()) {
+    if (!pair) out.push_back(m);
+  }
+  return out;
 }
 
 }  // namespace agld::test

@@ -59,6 +59,22 @@ StanReference read_reference(const std::string& name);
 // with a test failure saying why).
 std::unique_ptr<Store> convert_to_store(const std::string& svm, const std::string& path);
 
+// A method of the registries' cross product: snapshot strategy x access order x dynamics.
+struct MethodParts {
+  std::string snapshot, access, dynamics;
+  std::string method() const;  // SNAPSHOT-ACCESS[-DYNAMICS], ld's without the suffix
+  std::string test_name() const;  // snapshot_access_dynamics, "ptu+" as "ptuplus"
+};
+void PrintTo(const MethodParts& m, std::ostream* os);
+// The cross product split in two, for suites too costly to run whole by default (the default
+// suite runs `method_pairs`, a *Long suite the rest). method_pairs: every snapshot x access
+// order with the first dynamics, and every other dynamics with every snapshot, the access
+// order turning with the snapshot: every pair of values (snapshot and access, snapshot and
+// dynamics, access and dynamics) is in some case, and a new strategy, order or dynamics cannot
+// go untested. method_rest: the cross product's other cases.
+std::vector<MethodParts> method_pairs();
+std::vector<MethodParts> method_rest();
+
 // Keeps every draw's tracked coordinates.
 class KeepDraws final : public SampleObserver {
  public:
