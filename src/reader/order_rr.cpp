@@ -2,6 +2,7 @@
 // permutation keyed by (seed, p). The permutation is a balanced Feistel network on the
 // smallest even number of bits that covers N, cycle-walked back into [0, N): O(1) memory
 // whatever N, and position i of pass p is computed on its own.
+#include <array>
 #include <bit>
 
 #include "reader/order.hpp"
@@ -14,10 +15,12 @@ constexpr int kRounds = 6;
 
 class Permutation {
  public:
-  Permutation(uint64_t n, uint64_t key) : n_(n), key_(key) {
+  Permutation(uint64_t n, uint64_t key) : n_(n) {
     const int bits = n <= 1 ? 2 : std::bit_width(n - 1);
     half_ = (bits + 1) / 2;
     mask_ = (uint64_t{1} << half_) - 1;
+    // The round keys depend on the pass alone: hashed once here, not once a row.
+    for (int round = 0; round < kRounds; ++round) round_key_[round] = mix64(key + static_cast<uint64_t>(round));
   }
   uint64_t operator()(uint64_t i) const {
     uint64_t x = i;
@@ -30,15 +33,16 @@ class Permutation {
   uint64_t encrypt(uint64_t x) const {
     uint64_t l = x >> half_, r = x & mask_;
     for (int round = 0; round < kRounds; ++round) {
-      const uint64_t f = mix64(r ^ mix64(key_ + static_cast<uint64_t>(round))) & mask_;
+      const uint64_t f = mix64(r ^ round_key_[round]) & mask_;
       const uint64_t next_r = l ^ f;
       l = r;
       r = next_r;
     }
     return (l << half_) | r;
   }
-  uint64_t n_, key_, mask_;
+  uint64_t n_, mask_;
   int half_;
+  std::array<uint64_t, kRounds> round_key_;
 };
 
 class RrCursor final : public OrderCursor {
