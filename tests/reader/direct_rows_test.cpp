@@ -294,7 +294,7 @@ TEST(DirectRows, CorruptionSurfacesAtTheConsumerInOrder) {
 // of a word in turn): reading never crashes, and reports either rows (damage a row check
 // cannot see: the CRC is not checked) or corruption.
 TEST(DirectRows, DamagedBytesNeverCrash) {
-  DirectFixture f(Values::kSparse, false, 300, 20);
+  DirectFixture f(Values::kSparse, false, 100, 20);  // 5 chunks: the damaged one and the rest
   const size_t k = 3;
   const ChunkInfo c = f.store->chunk(k);
   const std::string clean = test::read_file(f.path);

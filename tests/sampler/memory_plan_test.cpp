@@ -49,7 +49,7 @@ TEST(MemoryPlan, TheSmallestBudgetAcceptedRunsWithATestStore) {
 // budget between the two plans' needs still runs.
 TEST(MemoryPlan, TheRecordLayoutWhenItFitsElseTheCompactOne) {
   TempDir dir;
-  constexpr uint64_t kWide = 4000000;  // 16 MB of stamps a chain
+  constexpr uint64_t kWide = 1000000;  // 4 MB of stamps a chain
   auto train = make_store(dir.file("train.agld"), dense_binary_rows(test_seed(214), 2000, kDim, 0.1), kWide, true, 256);
   SampleOptions o;
   o.method = "tmu-ca";

@@ -1,7 +1,7 @@
 // The diagnostics tell the truth about mixing: an ill-conditioned posterior (two nearly
 // collinear features: condition number about 200) run with the default length is flagged
-// (some R-hat above 1.01), and the same problem run long enough is not, its means then within
-// Monte Carlo error of the exact Gaussian posterior.
+// (some R-hat above 1.01), and the same problem run until it has mixed is not, its means then
+// within Monte Carlo error of the exact Gaussian posterior.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -59,30 +59,18 @@ SampleResult run(const Store& store, std::optional<uint64_t> iterations, std::op
   return r;
 }
 
-TEST(MixingFlag, ShortRunIsFlaggedLongRunIsNot) {
+// The default length (every default but --until-mixed off): flagged. The same problem run long
+// enough is not, and is right: UntilMixedGoesOnUntilTheRunHasMixed's last stage.
+TEST(MixingFlag, ShortRunIsFlagged) {
   const uint64_t seed = test_seed(61);
   const Problem p = collinear(seed);
   TempDir dir;
   auto store = make_store(dir.file("c.agld"), p.rows, 3, false);
-
-  const SampleResult brief = run(*store, std::nullopt, std::nullopt, seed);  // every default
+  const SampleResult brief = run(*store, std::nullopt, std::nullopt, seed);
   std::cout << "default length: " << brief.run.iterations << " iterations a chain, largest R-hat "
             << brief.diagnostics.max_rhat << ", smallest ESS " << brief.diagnostics.min_ess << std::endl;
   EXPECT_GT(brief.diagnostics.rhat_above, 0u);
   EXPECT_GT(brief.diagnostics.max_rhat, 1.01);
-
-  const SampleResult enough = run(*store, 800000, 20, seed);
-  std::cout << "800,000 iterations a chain: largest R-hat " << enough.diagnostics.max_rhat << ", smallest ESS "
-            << enough.diagnostics.min_ess << std::endl;
-  EXPECT_EQ(enough.diagnostics.rhat_above, 0u);
-  EXPECT_LT(enough.diagnostics.max_rhat, 1.01);
-  for (int j = 0; j < 3; ++j) {
-    const double mcse = enough.mcse[static_cast<size_t>(j)];
-    std::cout << "coordinate " << j << ": mean " << enough.mean[static_cast<size_t>(j)] << " (exact " << p.mean(j)
-              << ", " << (enough.mean[static_cast<size_t>(j)] - p.mean(j)) / mcse << " mcse), sd "
-              << enough.sd[static_cast<size_t>(j)] << " (exact " << p.sd(j) << ")" << std::endl;
-    EXPECT_NEAR(enough.mean[static_cast<size_t>(j)], p.mean(j), 4 * mcse + 0.02 * p.sd(j));
-  }
 }
 
 // Every default but the cap in passes, the run's length included: the first stage is the short

@@ -40,9 +40,9 @@
 
 namespace agld::test {
 
-// Built with ASan or TSan: a suite that iterates a cross product of registries may thin it
-// there (each value of each factor still runs), since a sanitizer looks for memory errors and
-// races in code paths, which the normal build's whole product adds none of.
+// Built with ASan or TSan: a test that repeats one path many times (kills at random moments)
+// may repeat it fewer times there, since a sanitizer looks for memory errors and races in code
+// paths, which the repetitions add few of.
 #ifdef AGLD_TEST_MEMORY_SANITIZER
 inline constexpr bool kSanitizedBuild = true;
 #else
