@@ -3,8 +3,7 @@
 # each on one core, JOBS of them at a time. New inputs go to $WORK/corpus/TARGET (the committed seeds in
 # fuzz/corpus/TARGET are read, not written); a crash, leak, sanitizer report or timeout is
 # saved to $WORK/artifacts/ and makes the script fail after every target has run.
-#   fuzz/run.sh [SECONDS]      env: BUILD (default build-fuzz; one configured with AGLD_FUZZ is
-#                              used as it is), WORK (default BUILD/work),
+#   fuzz/run.sh [SECONDS]      env: BUILD (default build-fuzz), WORK (default BUILD/work),
 #                              JOBS (build jobs and targets run at once; default all cores), TARGETS (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,12 +13,8 @@ work="${WORK:-$build/work}"
 jobs="${JOBS:-$(nproc)}"
 targets=(${TARGETS:-libsvm convert store summary checkpoint})
 cxx="${CXX_FUZZ:-$(command -v clang++-14 || command -v clang++)}"
-# A build already configured with AGLD_FUZZ (scripts/sanitize.sh's build-asan, whose library
-# the ASan tests share) is used as it is; else BUILD is configured for the fuzz targets alone.
-if ! grep -qs '^AGLD_FUZZ:BOOL=ON$' "$build/CMakeCache.txt"; then
-  cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DAGLD_FUZZ=ON -DAGLD_BUILD_TESTS=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" >/dev/null
-fi
+cmake -S . -B "$build" -DCMAKE_CXX_COMPILER="$cxx" -DAGLD_FUZZ=ON -DAGLD_BUILD_TESTS=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]/%/_fuzz}"
 mkdir -p "$work/artifacts"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"

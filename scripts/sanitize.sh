@@ -6,8 +6,7 @@
 #         sanitizer sees); the tests that measure memory skip themselves, and the suites that
 #         iterate a cross product of registries may thin it (test_support.hpp, kSanitizedBuild)
 #   tsan  build-tsan (TSan): the threading tests of the reader and the sampler
-#   fuzz  fuzz/run.sh 60: every libFuzzer target for 60 s (clang; in build-asan, whose
-#         agld_core is instrumented for coverage too: the library compiles once for both)
+#   fuzz  fuzz/run.sh 60: every libFuzzer target for 60 s (clang; build-fuzz)
 #   scripts/sanitize.sh [asan] [tsan] [fuzz]     (default: all three, in that order)
 # env: JOBS (build and ctest jobs; default all cores), FUZZ_SECONDS (default 60), CXX_SAN (the
 # compiler of asan and tsan; default clang++-14 at -O1, which builds the suite in about half
@@ -27,17 +26,10 @@ flags="-O1 -g1"
 tsan_tests='^(Reader|ReaderBudget|DirectRows|Chains)\.|/(Streams|ChainsInOneRun)\.'
 tsan_sources='/tests/(reader/[a-z_]+|sampler/chains)_test\.cpp$'
 
-# The ASan build is the fuzz targets' too (with clang: AGLD_FUZZ, agld_core instrumented for
-# coverage), so that the library compiles once for both stages.
-fuzz_in_asan=OFF
-[[ "$cxx" == *clang* ]] && fuzz_in_asan=ON
-configure_asan() {
-  cmake -S . -B build-asan -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DAGLD_SANITIZE=address,undefined -DAGLD_FUZZ="$fuzz_in_asan" \
-    -DAGLD_TEST_FLAGS=-fno-sanitize=undefined >/dev/null
-}
 asan() {
-  configure_asan
+  cmake -S . -B build-asan -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DAGLD_SANITIZE=address,undefined \
+    -DAGLD_TEST_FLAGS=-fno-sanitize=undefined >/dev/null
   cmake --build build-asan -j"$jobs" --target agld_tests
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan --output-on-failure -j"$jobs" -L '^(unit|smoke)$'
@@ -50,12 +42,7 @@ tsan() {
     ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L '^(unit|smoke)$' -R "$tsan_tests"
 }
 fuzz() {
-  if [[ "$fuzz_in_asan" == ON ]]; then
-    configure_asan
-    BUILD=build-asan JOBS="$jobs" bash fuzz/run.sh "${FUZZ_SECONDS:-60}"
-  else
-    JOBS="$jobs" bash fuzz/run.sh "${FUZZ_SECONDS:-60}"
-  fi
+  JOBS="$jobs" bash fuzz/run.sh "${FUZZ_SECONDS:-60}"
 }
 
 for s in "${stages[@]}"; do
