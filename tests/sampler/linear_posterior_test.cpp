@@ -129,6 +129,22 @@ TEST(MethodPairs, CoverEveryPairAndWithTheRestTheCrossProduct) {
   std::cout << pairs.size() << " cases of " << all.size() << " in the default suite" << std::endl;
 }
 
+// method_each (the sanitizer builds' cases) takes every snapshot, access order and dynamics.
+TEST(MethodEach, TakesEveryValueOfEachRegistry) {
+  const std::vector<MethodParts> each = method_each();
+  auto taken = [&](auto&& match) { return std::any_of(each.begin(), each.end(), match); };
+  for (const auto& s : sampler::registered_snapshots()) {
+    EXPECT_TRUE(taken([&](const MethodParts& m) { return m.snapshot == s.name; })) << s.name;
+  }
+  for (const auto& a : reader_orders()) {
+    EXPECT_TRUE(taken([&](const MethodParts& m) { return m.access == a.name; })) << a.name;
+  }
+  for (const auto& d : sampler::registered_dynamics()) {
+    EXPECT_TRUE(taken([&](const MethodParts& m) { return m.dynamics == d.name; })) << d.name;
+  }
+  EXPECT_LT(each.size(), method_pairs().size());
+}
+
 }  // namespace linear_posterior_test
 }  // namespace
 }  // namespace agld::test

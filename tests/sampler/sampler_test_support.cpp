@@ -6,6 +6,7 @@
 #include "sampler/snapshot.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 
 namespace agld::test {
 
@@ -190,6 +191,18 @@ std::vector<MethodParts> method_pairs() {
   std::vector<MethodParts> out;
   for (auto& [m, pair] : cross_product()) {
     if (pair) out.push_back(m);
+  }
+  return out;
+}
+
+std::vector<MethodParts> method_each() {
+  const auto snapshots = sampler::registered_snapshots();
+  const auto dynamics = sampler::registered_dynamics();
+  const std::vector<ReaderOrderInfo> orders = reader_orders();
+  std::vector<MethodParts> out;
+  for (size_t i = 0; i < std::max({snapshots.size(), orders.size(), dynamics.size()}); ++i) {
+    out.push_back({std::string(snapshots[i % snapshots.size()].name), orders[i % orders.size()].name,
+                   std::string(dynamics[i % dynamics.size()].name)});
   }
   return out;
 }

@@ -74,6 +74,11 @@ void PrintTo(const MethodParts& m, std::ostream* os);
 // go untested. method_rest: the cross product's other cases.
 std::vector<MethodParts> method_pairs();
 std::vector<MethodParts> method_rest();
+// Every value of each registry in some case (case i: the i-th snapshot, order and dynamics,
+// each registry taken again from its start when shorter): as many cases as the longest
+// registry. For the sanitizer builds (kSanitizedBuild), which look for memory errors and races
+// in each component's code, not in each pair's interplay.
+std::vector<MethodParts> method_each();
 
 // Keeps every draw's tracked coordinates.
 class KeepDraws final : public SampleObserver {
