@@ -162,10 +162,19 @@ Status Chain::sync(uint64_t k, bool keep) {
   retemper(k);
   if (keep) {
     draw_.iteration = k;
-    draw_.tracked.resize(cfg_.track.size());
-    for (size_t t = 0; t < cfg_.track.size(); ++t) draw_.tracked[t] = state_.x(static_cast<uint32_t>(cfg_.track[t]));
+    record_tracked();
   }
   return Status::ok();
+}
+
+void Chain::record_tracked() {
+  draw_.tracked.resize(cfg_.track.size());
+  for (size_t t = 0; t < cfg_.track.size(); ++t) draw_.tracked[t] = state_.x(static_cast<uint32_t>(cfg_.track[t]));
+}
+
+void Chain::redraw_unseen_kept(const UnseenMove& move) {
+  sq_ += move.apply(state_.x(), noise_);
+  record_tracked();
 }
 
 namespace {

@@ -128,6 +128,9 @@ class Chain {
   // theta's component along the directions no row sees drawn anew from the chain's noise
   // (set to its mean, 0, at temperature 0). Every coordinate must be current.
   void redraw_unseen(const UnseenMove& move) { move.apply(state_.x(), noise_); }
+  // The same at a kept state (after sync(k, true)): the kept state's tracked coordinates and
+  // |theta|^2 are the redrawn ones.
+  void redraw_unseen_kept(const UnseenMove& move);
   // Where every coordinate some row has is current at k (sync and catch_up_rows call it): the
   // noise's shares from the gradient noise measured since the last retempering, if
   // kNoisePeriod iterations have passed since.
@@ -150,6 +153,7 @@ class Chain {
   std::span<const double> eval_margins(const Batch& rows);
 
  private:
+  void record_tracked();  // the tracked coordinates into the kept draw
   void start_momenta();
   // The gradient's sums of batch b into g_ (by slot), and with kNoise its noise's (g2_, hh_,
   // then the levels' sums); returns the batch's nonzeros.

@@ -291,6 +291,12 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
       if (!st.is_ok()) return st;
     }
     current = false;
+    // At a kept state, the component along the directions no row sees drawn anew too (after
+    // the checkpoint: a resumed run draws it again here): each kept state's is independent of
+    // the last, where the refresh's alone gave a run a few dozen of them.
+    if (keep && unseen_) {
+      (void)for_chains([&](Chain& c) { c.redraw_unseen_kept(*unseen_); return Status::ok(); }, sweeps_parallel_);
+    }
     if (keep) keep_states();
     if (eval) {
       st = evaluate(k, obs);

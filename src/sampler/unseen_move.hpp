@@ -45,13 +45,20 @@ class UnseenMove {
 
   // theta's component along V drawn anew; normal() gives standard normals (m of them; all 0
   // sets it to its mean, 0: the mode along V, as agld optimize's noiseless chain does). Every
-  // coordinate of a group must be current.
+  // coordinate of a group must be current. Returns the change of |theta|^2.
   template <class Normal>
-  void apply(StridedSpan<double> theta, Normal&& normal) const {
+  double apply(StridedSpan<double> theta, Normal&& normal) const {
     const Eigen::VectorXd sums = group_sums(theta);
     Eigen::VectorXd z(directions());
     for (Eigen::Index i = 0; i < z.size(); ++i) z[i] = normal();
-    add_to_groups(theta, shift(sums, z));
+    const Eigen::VectorXd delta = shift(sums, z);
+    add_to_groups(theta, delta);
+    double change = 0;  // sum_g (2 delta_g S_g + |g| delta_g^2)
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      const auto i = static_cast<Eigen::Index>(g);
+      change += delta[i] * (2 * sums[i] + static_cast<double>(groups_[g].count) * delta[i]);
+    }
+    return change;
   }
 
  private:

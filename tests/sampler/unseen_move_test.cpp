@@ -187,6 +187,57 @@ TEST(UnseenMove, DefaultRunOnOneHotFieldsMatchesTheExactPosterior) {
             << off_by << " coordinates off; " << on.run.epochs << " passes; seed " << seed << "\n";
 }
 
+// Every kept state's component along the directions is drawn anew, not only at the refreshes
+// (a pass apart: a run would have a few dozen independent values of it, and means along it a
+// sixth of a posterior sd off): along each field's direction 1_F - e_b the kept states' values
+// are uncorrelated from one to the next, with the exact posterior's variance.
+TEST(UnseenMove, EveryKeptStateDrawsTheComponentAnew) {
+  const uint64_t seed = test_seed(9);
+  const OneHotCase c = one_hot_case(seed);
+  const Eigen::Index d = OneHotCase::kDim;
+  TempDir dir;
+  auto store = make_store(dir.file("onehot.agld"), c.rows, OneHotCase::kFeatures, false, 64, true, OneHotCase::kFields);
+  SampleOptions o;
+  o.model = "linear";
+  o.intercept = true;
+  o.seed = seed;
+  o.chains = 1;
+  o.iterations = 4000;  // 40 iterations a pass (refresh): 2,000 kept states, 50 refreshes
+  o.thin = 1;
+  o.until_mixed = "off";
+  o.memory = uint64_t{512} << 20;
+  o.track_default = false;
+  for (uint32_t j = 0; j < static_cast<uint32_t>(d); ++j) o.track.push_back(j);
+  KeepDraws keep;
+  SampleResult r;
+  const Status st = sample(*store, nullptr, o, keep, &r);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  ASSERT_EQ(r.run.unseen_directions, 2u);
+  const size_t n = keep.draws.size();
+  ASSERT_GE(n, 1000u);
+  for (const FeatureField& f : OneHotCase::kFields) {
+    Eigen::VectorXd v = Eigen::VectorXd::Zero(d);
+    v.segment(f.first, f.count).setOnes();
+    v[d - 1] = -1;
+    std::vector<double> p(n);
+    double mean = 0;
+    for (size_t t = 0; t < n; ++t) {
+      p[t] = Eigen::Map<const Eigen::VectorXd>(keep.draws[t].data(), d).dot(v);
+      mean += p[t] / static_cast<double>(n);
+    }
+    double var = 0, lag = 0;
+    for (size_t t = 0; t < n; ++t) var += (p[t] - mean) * (p[t] - mean) / static_cast<double>(n);
+    for (size_t t = 1; t < n; ++t) lag += (p[t] - mean) * (p[t - 1] - mean) / static_cast<double>(n);
+    const double exact = v.dot(c.cov * v), r1 = lag / var;
+    std::cout << "field at " << f.first << ": lag-1 autocorrelation " << r1 << ", variance " << var << " (exact " << exact
+              << "), " << n << " kept states; seed " << seed << "\n";
+    // Independent draws: r1 within 5 / sqrt(n) of 0 (it is above 0.9 when the component moves
+    // only at refreshes), the variance within 5 standard errors, var sqrt(2 / n).
+    EXPECT_LT(std::abs(r1), 5 / std::sqrt(static_cast<double>(n))) << "field at " << f.first << "; seed " << seed;
+    EXPECT_NEAR(var, exact, 5 * exact * std::sqrt(2.0 / static_cast<double>(n))) << "field at " << f.first << "; seed " << seed;
+  }
+}
+
 // agld optimize sets the mode's component along the directions exactly: on the linear model
 // the mode is the posterior mean, and the default run reaches it along the directions too.
 TEST(UnseenMove, OptimizeFindsTheModeAlongTheDirections) {
