@@ -110,15 +110,12 @@ Eigen::MatrixXd GradientNoise::block_mean() const {
 }
 
 void GradientNoise::retempered(uint64_t k) {
-  for (double& s : sum_b_) s /= 2;
-  for (double& s : sum_h_) s /= 2;
-  block_ /= 2;
-  block_gg_ /= 2;
-  iters_ /= 2;
-  rows_ /= 2;
-  block_iters_ /= 2;
-  block_batch_rows_ /= 2;
-  block_rows_ /= 2;
+  std::fill(sum_b_.begin(), sum_b_.end(), 0.0);
+  std::fill(sum_h_.begin(), sum_h_.end(), 0.0);
+  block_.setZero();
+  block_gg_.setZero();
+  iters_ = rows_ = 0;
+  block_iters_ = block_batch_rows_ = block_rows_ = 0;
   last_ = k;
 }
 
