@@ -51,12 +51,17 @@ TEST(ChangingStoreCli, TruncatedUnderSampleIsOneLineNotACrash) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const uint64_t size = fs::file_size(store);
     const std::string out = dir.file(std::string("run_") + codec);
-    // Long enough to be running when the store is cut (the time limit bounds it if not).
+    // Long enough to be running when the store is cut (the time limit bounds it if not). Cut
+    // once sampling has begun, when the run has opened its draws file (a file of the run
+    // directory among /proc/PID/fd's targets; O_TMPFILE's too): a fixed sleep cut it during the
+    // set-up on a loaded machine, and another message came out.
     std::string cmd = "(";
     cmd += shell_arg(AGLD_BINARY);
     cmd += " sample --train " + shell_arg(store) + " --method " + method;
     cmd += " --chains 1 --epochs 1000 --time-limit 30 --memory 64M --checkpoint-every off -q --out " + shell_arg(out);
-    cmd += " & pid=$!; sleep 1.5; truncate -s " + std::to_string(size / 2) + " " + shell_arg(store);
+    cmd += " & pid=$!; for i in $(seq 1200); do ls -l /proc/$pid/fd 2>/dev/null | grep -qF " + shell_arg(out + "/") +
+           " && break; sleep 0.05; done";
+    cmd += "; truncate -s " + std::to_string(size / 2) + " " + shell_arg(store);
     cmd += "; wait $pid; echo exit=$?) 2>&1";
     r = run_shell(cmd);
     const size_t at = r.out.rfind("exit=");
