@@ -394,6 +394,7 @@ int run_sample(SampleArgs& a) {
                    {"prior_exact", result.prior_exact},
                    {"stop_reason", result.stop_reason},
                    {"least_noise_share", result.run.least_noise_share},
+                   {"block_step", result.run.block_step},
                    {"stage_verdicts", result.stage_verdicts}};
   if (result.run.rao_blackwell) {
     cfg["result"]["rao_blackwell"] = {{"conditional_draws", result.rb_samples},

@@ -168,6 +168,9 @@ struct ResolvedSample {
   bool noise_correction = false;
   std::string noise_correction_rule;
   double least_noise_share = 1;
+  // In a result, the dense block's least step over the chains at the end (0: no block);
+  // DenseHead::retemper raises it where the block's gradient noise allows.
+  double block_step = 0;
   std::string length_rule;        // how the run length was chosen
   // Stages (docs/samplers.md, "Until mixed"): whether the run doubles its length until mixed,
   // and why; its targets; its cap in passes (0: kMaxPassesFactor times the first stage's).

@@ -377,10 +377,12 @@ void Chain::retemper(uint64_t k) {
     state_.set_noise_scale(l, std::sqrt(share));
     least = std::min(least, share);
   }
-  if (head_) least = std::min(least, head_->retemper(noise_sums_->block_mean(), noise_sums_->config()));
+  if (head_) least = std::min(least, head_->retemper(noise_sums_->block_mean(), noise_sums_->block_measured(), noise_sums_->config()));
   noise_sums_->retempered(k);
   least_share_ = least;
 }
+
+double Chain::block_step() const { return head_ ? head_->step_size() : 0.0; }
 
 void Chain::save(StateWriter& out) const {
   out.section("CHAN");

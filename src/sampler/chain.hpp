@@ -137,6 +137,8 @@ class Chain {
   void retemper(uint64_t k);
   // The least share of its noise a level or block direction kept at the last retempering (1: none).
   double least_noise_share() const { return least_share_; }
+  // The dense block's step now (0: no block).
+  double block_step() const;
   // The aggregate A (empty for strategies without one), kept in the lazy state's records.
   StridedSpan<const double> aggregate() const { return state_.a(); }
 

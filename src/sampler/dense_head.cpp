@@ -5,16 +5,29 @@
 
 namespace agld::sampler {
 DenseHead::DenseHead(std::shared_ptr<const HeadMetric> metric, const DynamicsInfo& info, const DynamicsParams& params)
-    : metric_(std::move(metric)), two_(info.state_dim == 2), inv_s2p_(inverse_prior_var(params.prior_var)) {
+    : metric_(std::move(metric)),
+      two_(info.state_dim == 2),
+      temperature_(params.temperature),
+      inv_s2p_(inverse_prior_var(params.prior_var)),
+      a_(metric_->ld_step) {
   const Eigen::Index k = static_cast<Eigen::Index>(size());
   g_ = mg_ = z1_ = z2_ = lz1_ = lz2_ = Eigen::VectorXd::Zero(k);
-  const double a = metric_->ld_step;  // ld's drift step; the underdamped transition's time
-  if (!two_) {
-    c_.b0 = -a;
-    c_.fx1 = std::sqrt(std::max(0.0, params.temperature * (2 * a - a * a)));
-  } else {
-    c_ = GaussianJumps::coef(critical_unit_step(a, params.temperature));
-  }
+  c_ = coef(a_);
+}
+
+GaussianJumps::Coef DenseHead::coef(double a) const {
+  // a: ld's drift step; the underdamped transition's time.
+  if (two_) return GaussianJumps::coef(critical_unit_step(a, temperature_));
+  GaussianJumps::Coef c;
+  c.b0 = -a;
+  c.fx1 = std::sqrt(std::max(0.0, temperature_ * (2 * a - a * a)));
+  return c;
+}
+
+double DenseHead::noise_fraction(double a, const GradientNoiseConfig& cfg) const {
+  // In phi = L^-1 theta the Hessian is about I: the block relaxes at the unit step's rate.
+  const GaussianJumps::Coef c = coef(a);
+  return cfg.pass_factor(relaxation(c, two_, 1.0)) * noise_weight(c, two_, 1.0);
 }
 
 GaussianStep critical_unit_step(double h, double temperature) {
@@ -85,15 +98,28 @@ void DenseHead::start_momenta(LazyState& s) const {
   for (size_t i = 0; i < js.size(); ++i) p[js[i]] = q[static_cast<Eigen::Index>(i)];
 }
 
-double DenseHead::retemper(const Eigen::MatrixXd& b, const GradientNoiseConfig& cfg) {
-  const double w = noise_weight(c_, two_, 1.0);
-  // In phi = L^-1 theta the Hessian is about I: the block relaxes at the unit step's rate.
-  const double f = cfg.pass_factor(relaxation(c_, two_, 1.0));
+double DenseHead::retemper(const Eigen::MatrixXd& b, bool measured, const GradientNoiseConfig& cfg) {
   const Eigen::MatrixXd& l = metric_->l;
-  const Eigen::MatrixXd lt_b_l = (l.transpose() * b * l) * (f * w);
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(lt_b_l);
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(l.transpose() * b * l);
   if (eig.info() != Eigen::Success) return 1;  // keep the noise as it is
-  Eigen::VectorXd share = (1.0 - eig.eigenvalues().array()).max(kLeastNoiseShare).min(1.0);
+  const double top = eig.eigenvalues().size() ? std::max(0.0, eig.eigenvalues().maxCoeff()) : 0.0;
+  const double lo = metric_->ld_step, hi = std::max(lo, metric_->max_step);
+  if (measured && hi > lo) {
+    double a = lo;
+    if (noise_fraction(hi, cfg) * top <= kBlockNoiseTarget) {
+      a = hi;
+    } else if (noise_fraction(lo, cfg) * top < kBlockNoiseTarget) {
+      double up = hi;  // the fraction at lo is below the target, at up above it
+      for (int i = 0; i < 50 && up - a > 1e-6 * hi; ++i) {
+        const double mid = (a + up) / 2;
+        (noise_fraction(mid, cfg) * top <= kBlockNoiseTarget ? a : up) = mid;
+      }
+    }
+    a_ = a;
+    c_ = coef(a_);
+  }
+  const double fw = noise_fraction(a_, cfg);
+  Eigen::VectorXd share = (1.0 - fw * eig.eigenvalues().array()).max(kLeastNoiseShare).min(1.0);
   const Eigen::MatrixXd s = eig.eigenvectors() * share.cwiseSqrt().asDiagonal() * eig.eigenvectors().transpose();
   ls_ = l.triangularView<Eigen::Lower>() * s;
   return share.size() ? share.minCoeff() : 1.0;
@@ -101,12 +127,20 @@ double DenseHead::retemper(const Eigen::MatrixXd& b, const GradientNoiseConfig& 
 
 void DenseHead::save(StateWriter& out) const {
   out.section("HEAD");
+  out.f64("the block's step", a_);
   out.flag("the block's noise is tempered", ls_.size() != 0);
   if (ls_.size() != 0) out.array("the block's noise factor", std::span<const double>(ls_.data(), static_cast<size_t>(ls_.size())));
 }
 
 Status DenseHead::load(StateReader& in) {
   AGLD_RETURN_IF_ERROR(in.section("HEAD", "the block's noise"));
+  double a = 0;
+  AGLD_RETURN_IF_ERROR(in.f64("the block's step", &a));
+  if (!(a >= metric_->ld_step && a <= std::max(metric_->ld_step, metric_->max_step))) {
+    return in.corrupt("the block's step is not one the run can take");
+  }
+  a_ = a;
+  c_ = coef(a_);
   bool tempered = false;
   AGLD_RETURN_IF_ERROR(in.flag("the block's noise is tempered", &tempered));
   if (!tempered) {

@@ -59,20 +59,30 @@ class DenseHead {
   void start_momenta(LazyState& s) const;
 
   // The gradient's noise taken out (sampler/gradient_noise.hpp): with B the block's gradient
-  // noise an iteration (K x K, theta units) and f the pass factor at the block's relaxation,
-  // the noise is L S z from then on, S S^T = I - f w L^T B L with each eigenvalue at least
-  // kLeastNoiseShare (w: noise_weight of the block's step at unit curvature). Returns the least
-  // eigenvalue kept.
-  double retemper(const Eigen::MatrixXd& b, const GradientNoiseConfig& cfg);
+  // noise an iteration (K x K, theta units; `measured`: some row of the stretch had the block)
+  // and f the pass factor at the block's relaxation, the noise is L S z from then on,
+  // S S^T = I - f w L^T B L with each eigenvalue at least kLeastNoiseShare (w: noise_weight of
+  // the block's step at unit curvature). First the step: the largest in [ld_step, max_step]
+  // at which f w lambda_max(L^T B L) is at most kBlockNoiseTarget (f w grows with the step,
+  // B barely: it is the rows' spread about the snapshot). Returns the least eigenvalue kept.
+  double retemper(const Eigen::MatrixXd& b, bool measured, const GradientNoiseConfig& cfg);
+  // The step the block takes now.
+  double step_size() const { return a_; }
   // L S, or empty while the noise is the dynamics' (the checkpoint's part of the block).
   void save(StateWriter& out) const;
   Status load(StateReader& in);
 
  private:
+  // The triple's coefficients at step a.
+  GaussianJumps::Coef coef(double a) const;
+  // f w at step a: the share of a unit gradient noise's variance the step keeps.
+  double noise_fraction(double a, const GradientNoiseConfig& cfg) const;
+
   std::shared_ptr<const HeadMetric> metric_;
   GaussianJumps::Coef c_;
   bool two_;
-  double inv_s2p_;
+  double temperature_, inv_s2p_;
+  double a_;
   Eigen::VectorXd g_, mg_, z1_, z2_, lz1_, lz2_;
   Eigen::MatrixXd ls_;  // L S (empty: L alone)
 };

@@ -421,7 +421,10 @@ void Engine::finish(bool stopped, SampleResult* out) {
     const Snapshot& snap = chains_.front()->snapshot();
     r.run.rao_blackwell_refreshes = snap.refreshes_in(stage_.iterations) - snap.refreshes_in(stage_.burn_in);
   }
-  for (const auto& c : chains_) r.run.least_noise_share = std::min(r.run.least_noise_share, c->least_noise_share());
+  for (const auto& c : chains_) {
+    r.run.least_noise_share = std::min(r.run.least_noise_share, c->least_noise_share());
+    if (c->block_step() > 0) r.run.block_step = r.run.block_step > 0 ? std::min(r.run.block_step, c->block_step()) : c->block_step();
+  }
   if (stopped) {
     stop_reason_ = fmt::format("stopped early (a signal, or --time-limit) in stage {}", stage_.index);
   } else if (!run_.until_mixed) {

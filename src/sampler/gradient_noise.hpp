@@ -104,8 +104,10 @@ class GradientNoise {
 
   // Level l's share of its noise (its one step's coefficients).
   double share(uint32_t l, const GaussianJumps::Coef& one, bool two) const;
-  // The block's B an iteration (K x K, symmetric; zero before any sum).
+  // The block's B an iteration (K x K, symmetric; zero before any sum), and whether the
+  // stretch measured it (some row held a block coordinate).
   Eigen::MatrixXd block_mean() const;
+  bool block_measured() const { return block_rows_ > 0 && block_batch_rows_ > block_iters_; }
   // After a retempering at k: the sums start again.
   void retempered(uint64_t k);
 

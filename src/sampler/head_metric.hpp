@@ -22,6 +22,10 @@ namespace agld::sampler {
 inline constexpr uint64_t kMaxHead = 1024;
 inline constexpr uint64_t kMaxDense = 4096;
 
+// The most of the block's noise its gradient noise may stand for when the step is raised
+// (DenseHead::retemper): half, well inside what the shares can take out (1 - kLeastNoiseShare).
+inline constexpr double kBlockNoiseTarget = 0.5;
+
 // K coordinates whose M is a K x K matrix, stepped together every iteration; the others keep
 // their diagonal levels. Shared by the chains.
 struct HeadMetric {
@@ -31,8 +35,11 @@ struct HeadMetric {
   Eigen::MatrixXd m;             // M (symmetric positive definite), K x K
   Eigen::MatrixXd l;             // its lower Cholesky factor: L L^T = M
   // ld's drift step on the block, a <= 1 (sampler/dense_head.hpp): theta' = theta - a M G +
-  // sqrt(2a - a^2) L z, exact for a Gaussian whose Hessian M^-1 is.
+  // sqrt(2a - a^2) L z, exact for a Gaussian whose Hessian M^-1 is. The step it starts with.
   double ld_step = 0;
+  // The most the gradient-noise correction may raise the step to, where the block's measured
+  // gradient noise allows (DenseHead::retemper); ld_step where it is fixed (--step).
+  double max_step = 0;
 };
 
 // What --metric asks for: the metric's shape, or a file (d x 2: a diagonal from its sds; d x d:

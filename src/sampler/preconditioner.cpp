@@ -36,6 +36,10 @@ constexpr double kMinLevelRatio = 0.25;  // log2 of the factor between levels, a
 constexpr double kHeadStepExact = 0.5;
 constexpr double kHeadStepMode = 0.25;
 constexpr double kHeadStepBounded = 0.04;
+// The most the gradient-noise correction may raise the block's step to, as a row's kick a kick_B
+// (DenseHead::retemper): 0.2 ran well on 1M dummy-coded rows, 0.25 diverged there
+// (docs/notes/2026-11-29-noise-sums-reset.md).
+constexpr double kHeadKickMax = 0.2;
 
 // The visit rule (sampling only): a row's visit moves coordinate j by eta M_j (N/n) c x_ij^2 of
 // its distance to the snapshot's, at random iterations, which inflates its stationary
@@ -363,15 +367,27 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
             "--step {:g}: the dense block's step is at most 1 (--metric {} puts {} coordinates in it; --metric diag has none)",
             r->step, r->given.metric.empty() ? "auto" : r->given.metric, k_head));
       }
-      head->ld_step = r->step;
+      head->ld_step = head->max_step = r->step;
     } else {
-      head->ld_step = std::min({1.0 / (kMargin * lambda_head), cap, kVisitKick / std::max(kick_head, 1e-300)});
+      const double stable = std::min(1.0 / (kMargin * lambda_head), cap), kick_b = std::max(kick_head, 1e-300);
+      head->ld_step = std::min(stable, kVisitKick / kick_b);
+      const SnapshotInfo* snap = find_snapshot(r->snapshot);
+      const bool raise = snap && !snap->row_memory;
+      head->max_step = raise ? std::max(head->ld_step, std::min(stable, kHeadKickMax / kick_b)) : head->ld_step;
     }
     r->metric_rule += "; " + curvature_rule;
     r->metric_rule += step_given ? fmt::format("; its step a is --step's, {:g}", head->ld_step)
                                  : fmt::format("; its step a = min(1 / ({:g} lambda_B), {:g}, {:g} / kick_B) = {:g} "
-                                               "(lambda_B {:.4g}, kick_B {:.4g}; the cap: {})",
-                                               kMargin, cap, kVisitKick, head->ld_step, lambda_head, kick_head, cap_why);
+                                               "(lambda_B {:.4g}, kick_B {:.4g}; the cap: {}){}",
+                                               kMargin, cap, kVisitKick, head->ld_step, lambda_head, kick_head, cap_why,
+                                               head->max_step > head->ld_step
+                                                   ? fmt::format(", raised with the gradient-noise correction to at "
+                                                                 "most min(1 / ({:g} lambda_B), {:g}, {:g} / kick_B) "
+                                                                 "= {:g} while the block's measured gradient noise "
+                                                                 "stands for at most {:g} of its noise",
+                                                                 kMargin, cap, kHeadKickMax, head->max_step,
+                                                                 kBlockNoiseTarget)
+                                                   : std::string());
     if (r->underdamped) {
       r->metric_rule += "; the underdamped dynamics step it by the exact critically damped transition of a unit Gaussian over time a";
     }

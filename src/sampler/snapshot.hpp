@@ -103,6 +103,10 @@ struct SnapshotInfo {
   bool full_batch = false;
   // Refreshed every --refresh iterations (refresh_due), not only at the start.
   bool periodic = false;
+  // Each row's shadow is its gradient at its last visit (ppu, tmu): the estimate's noise grows
+  // with how far the chain moves between visits, so with the step, and the dense block's step
+  // stays where it starts (DenseHead::retemper; raised, their sds came out 2-8 times wide).
+  bool row_memory = false;
 };
 
 std::span<const SnapshotInfo> registered_snapshots();

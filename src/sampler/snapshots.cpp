@@ -20,9 +20,9 @@ constexpr SnapshotInfo kSnapshots[] = {
     {"ptu+", "ptu whose refresh uses --snapshot-batch rows of the access order (SVRG-LD+)", make_ptu_plus,
      RefreshRows::kSubsample, false, true},
     {"ppu", "per-row partial update (SAGA-LD): sh_i of the batch's rows after each step", make_ppu,
-     RefreshRows::kFullPass, false, false},
+     RefreshRows::kFullPass, false, false, true},
     {"tmu", "ppu every step and a full refresh every D steps (AGLD's TMU)", make_tmu, RefreshRows::kFullPass, false,
-     true},
+     true, true},
 };
 }  // namespace
 

@@ -185,6 +185,40 @@ TEST(DenseMetricMixing, MixedWhereDiagIsNot) {
   EXPECT_GT(diag_rhat, 1.01) << "diag mixed this case too: it no longer shows what the dense metric is for; seed " << seed;
 }
 
+// With the gradient-noise correction the block's step rises from ld_step towards max_step
+// while f w lambda_max(L^T B L) stays at most kBlockNoiseTarget: ld at T = 1 has w = a / (2 - a)
+// at unit curvature, so with f = 1 (independent batches) and B = 4 I (L = I) the step is 2/9
+// and half the noise goes; no noise measured takes it to the top; a large noise keeps the start;
+// a stretch that did not measure the block leaves the step as it was.
+TEST(DenseMetric, BlockStepFollowsItsMeasuredNoise) {
+  auto metric = std::make_shared<sampler::HeadMetric>();
+  metric->coords = {0, 1};
+  metric->m = metric->l = Eigen::MatrixXd::Identity(2, 2);
+  metric->ld_step = 0.05;
+  metric->max_step = 0.4;
+  sampler::DynamicsParams p;
+  p.temperature = 1;
+  sampler::DenseHead head(metric, *sampler::find_dynamics("ld"), p);
+  sampler::GradientNoiseConfig cfg;
+  cfg.on = true;
+  cfg.zero_sum = false;
+  EXPECT_EQ(head.step_size(), 0.05);
+  const Eigen::MatrixXd b = 4 * Eigen::MatrixXd::Identity(2, 2);
+  EXPECT_NEAR(head.retemper(b, true, cfg), 1 - sampler::kBlockNoiseTarget, 1e-5);  // the bisection's tolerance
+  EXPECT_NEAR(head.step_size(), 2.0 / 9, 1e-6);
+  EXPECT_EQ(head.retemper(Eigen::MatrixXd::Zero(2, 2), true, cfg), 1.0);
+  EXPECT_EQ(head.step_size(), 0.4);
+  head.retemper(b * 100, false, cfg);  // not measured: the step stays
+  EXPECT_EQ(head.step_size(), 0.4);
+  EXPECT_EQ(head.retemper(b * 100, true, cfg), kLeastNoiseShare);
+  EXPECT_EQ(head.step_size(), 0.05);
+  // A fixed step (--step: max_step = ld_step) never moves.
+  metric->max_step = metric->ld_step;
+  sampler::DenseHead fixed(metric, *sampler::find_dynamics("ld"), p);
+  fixed.retemper(Eigen::MatrixXd::Zero(2, 2), true, cfg);
+  EXPECT_EQ(fixed.step_size(), 0.05);
+}
+
 // The underdamped block's transition (critical_unit_step): with G = x (the unit Gaussian) it is
 // e^{A h} (A = [[0, 1], [-1, -2]], by 2^20 Euler steps) and leaves N(0, T I) invariant.
 TEST(DenseMetric, CriticalUnitStepIsTheExactTransition) {
