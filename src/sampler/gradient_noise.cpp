@@ -100,7 +100,7 @@ double GradientNoise::share(uint32_t l, const GaussianJumps::Coef& one, bool two
 }
 
 Eigen::MatrixXd GradientNoise::block_mean() const {
-  if (block_rows_ == 0 || block_batch_rows_ <= block_iters_) return Eigen::MatrixXd::Zero(block_.rows(), block_.cols());
+  if (!block_measured()) return Eigen::MatrixXd::Zero(block_.rows(), block_.cols());
   // The rows the sum took stand for the batches' rows; less the mean's part, g g^T / n (the
   // sample variance's n / (n - 1) with it).
   const double n = block_batch_rows_ / block_iters_;
