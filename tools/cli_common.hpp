@@ -81,6 +81,10 @@ nlohmann::json preconditioner_json(const std::string& precondition, const Resolv
   nlohmann::json j = {{"levels", r.precondition_levels},   {"m_min", r.precondition_m_min}, {"m_max", r.precondition_m_max},
                       {"lambda", r.precondition_lambda},   {"row_kick", r.precondition_kick}, {"rows_read", r.setup_rows}};
   if constexpr (requires { r.precondition_visit_lowered; }) j["visit_lowered"] = r.precondition_visit_lowered;
+  if constexpr (requires { r.precondition_kick_cap; }) {
+    j["kick_cap"] = r.precondition_kick_cap > 0 ? nlohmann::json(r.precondition_kick_cap) : nlohmann::json();
+    j["kick_capped"] = r.precondition_kick_capped;
+  }
   if constexpr (requires { r.metric_block; }) {
     j["metric"] = r.metric;
     j["metric_block"] = r.metric_block;

@@ -142,6 +142,9 @@ struct ResolvedSample {
   double precondition_m_min = 0, precondition_m_max = 0, precondition_lambda = 0, precondition_kick = 0;
   // Coordinates whose M the visit rule lowered (docs/samplers.md, "The visit rule").
   uint64_t precondition_visit_lowered = 0;
+  // The kick cap t (0: none) and the coordinates it lowered (docs/samplers.md, "The step").
+  double precondition_kick_cap = 0;
+  uint64_t precondition_kick_capped = 0;
   // The metric's shape (docs/samplers.md, "A dense metric"): "diag", "block" (a dense block
   // of metric_block coordinates, diagonal elsewhere) or "dense" (every coordinate), and why.
   std::string metric = "diag";

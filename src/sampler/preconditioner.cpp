@@ -143,6 +143,34 @@ std::pair<double, double> row_kicks(const RowSample& s, const std::vector<uint32
   return {c * per_row * tail, per_row * block};
 }
 
+// The kick cap t: the largest at which every sampled row's kick off the block, each coordinate's
+// part lowered to t / u_j of itself where its unit kick u_j = M_j q'_j is above t (M_j capped at
+// t / q'_j), is at most `target`. u: by local column, 0 on the block. Infinite where the
+// uncapped kick is within target already.
+double kick_cap(const RowSample& s, const std::vector<double>& u, double c, double per_row, double target) {
+  auto worst = [&](double t) {
+    double most = 0;
+    for (uint64_t i = 0; i < s.rows(); ++i) {
+      double k = 0;
+      for (uint64_t e = s.offsets[i]; e < s.offsets[i + 1]; ++e) {
+        const double ue = u[s.local[e]];
+        if (ue > 0) k += s.values[e] * s.values[e] * std::min(1.0, t / ue);
+      }
+      most = std::max(most, k);
+    }
+    return c * per_row * most;
+  };
+  if (u.empty()) return std::numeric_limits<double>::infinity();
+  const double u_max = *std::max_element(u.begin(), u.end());
+  if (!(u_max > 0) || worst(u_max) <= target) return std::numeric_limits<double>::infinity();
+  double lo = 0, hi = u_max;  // worst(lo) <= target < worst(hi)
+  for (int it = 0; it < 40; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (worst(mid) <= target ? lo : hi) = mid;
+  }
+  return lo;
+}
+
 // M_j = min(sd_j^2, cap_j) with sd_j column 1 of the .npy at path, cap_j what *m holds (1/q_j,
 // or 0 for a coordinate with neither data nor prior: then sd_j^2).
 Status apply_metric(const CoordinateFile& file, uint64_t dim, std::vector<float>* m) {
@@ -234,6 +262,10 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   // q'_j the data's part of q_j; infinite for a coordinate in no row (the prior's pull is no visit).
   std::vector<float> visit;
   if (visit_rule) visit.assign(r->dim, std::numeric_limits<float>::infinity());
+  // q'_j, the data's part of q_j, for the kick cap (the default step's).
+  const bool cap_kicks = !step_given;
+  std::vector<float> q_data_of;
+  if (cap_kicks) q_data_of.assign(r->dim, 0.0f);
   auto visit_bound = [&](double h, double q_data) {
     return static_cast<float>(std::max(kVisitKick / q_data, kVisitRelaxations / (h * kept)));
   };
@@ -250,6 +282,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
       const double dj = diag_file ? q : std::max(h, q);
       m[b.first + i] = dj > 0 ? static_cast<float>(1.0 / dj) : 0.0f;
       if (visit_rule && q_data > 0) visit[b.first + i] = visit_bound(h, q_data);
+      if (cap_kicks) q_data_of[b.first + i] = static_cast<float>(q_data);
       if (k_features > 0 && k_head < r->dim) {
         const Ranked e{b.count[i], static_cast<uint32_t>(b.first + i)};
         if (heap.size() < k_features) {
@@ -270,6 +303,7 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
     const double rows_term = diag_file ? per_row : std::max(n_rows, per_row);
     m[r->dim - 1] = static_cast<float>(1.0 / (inv_s2p + c * rows_term));
     if (visit_rule) visit[r->dim - 1] = visit_bound(inv_s2p + c * n_rows, c * per_row);
+    if (cap_kicks) q_data_of[r->dim - 1] = static_cast<float>(c * per_row);
   }
   if (diag_file) {
     st = apply_metric(*request.file, r->dim, &m);
@@ -337,8 +371,38 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   const double lambda_data = power_lambda(sample, m, hl, nullptr, Part::kTail, c, scale, inv_s2p, power_seed);
   const double lambda = std::max({lambda_data, static_cast<double>(m_max) * inv_s2p, 1e-300});
   const auto [kick, kick_head] = row_kicks(sample, hl, head.get(), weights, c, per_row);
+  // The kick cap: where one row's kick would hold the step below 1 / (kMargin lambda), the
+  // coordinates with the largest unit kicks u_j = M_j q'_j (rare features: M_j = 1/q_j, u_j
+  // near 1) are lowered to t / q'_j instead of every coordinate's step, t the largest at which
+  // the worst sampled row's kick fits that step. A row's kick is then still within
+  // 1 / (kKickMargin eta); the common coordinates (u_j small: M_j = 1/h_j, h_j >> q_j) keep
+  // their M and take the step lambda allows.
+  double cap_t = 0, kick_step = kick;  // the cap (0: none), and the kick the step is held to
+  uint64_t capped = 0;
+  if (cap_kicks && tail && kKickMargin * kick > kMargin * lambda) {
+    std::vector<double> u(sample.cols.size(), 0.0);
+    for (size_t k = 0; k < sample.cols.size(); ++k) {
+      const uint32_t j = sample.cols[k];
+      if (!in_head(j)) u[k] = static_cast<double>(m[j]) * q_data_of[j];
+    }
+    const double t = kick_cap(sample, u, c, per_row, kMargin * lambda / kKickMargin);
+    if (std::isfinite(t) && t > 0) {
+      cap_t = t;
+      for (uint64_t j = 0; j < r->dim; ++j) {
+        if (in_head(j) || !(q_data_of[j] > 0)) continue;
+        const double mj = t / q_data_of[j];
+        if (mj < m[j]) {
+          m[j] = static_cast<float>(mj);
+          ++capped;
+        }
+      }
+      kick_step = kMargin * lambda / kKickMargin;
+      m_range();
+    }
+  }
+  q_data_of = {};
   if (!step_given) {
-    r->step = 1.0 / std::max(kMargin * lambda, kKickMargin * kick);
+    r->step = 1.0 / std::max(kMargin * lambda, kKickMargin * kick_step);
     r->step_rule = fmt::format("1 / max({:g} lambda, {:g} kick): lambda", kMargin, kKickMargin) +
                    " the largest eigenvalue of the preconditioned Hessian bound M^1/2 (c X'X + I/prior_var) M^1/2, by power iteration on " +
                    std::to_string(sampled) +
@@ -349,7 +413,12 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
                    (visit_rule ? fmt::format(", then lowered by the visit rule to at most max({:g} / (c (N/batch) max_i x_ij^2), "
                                              "{:g} / (c sum_i x_ij^2 kept_iterations)) / eta",
                                              kVisitKick, kVisitRelaxations)
-                               : "");
+                               : "") +
+                   (capped ? fmt::format("; where that kick would bind, each M_j is first capped at t / (c (N/batch) "
+                                         "max_i x_ij^2), t = {:g} the largest at which every sampled row's kick is "
+                                         "within 1 / ({:g} eta) ({} coordinates capped)",
+                                         cap_t, kKickMargin, capped)
+                           : "");
   }
   if (k_head > 0) {
     // The block's own step: below 1 / (kMargin lambda_B) at the curvature bound (stable wherever
@@ -438,6 +507,8 @@ Status make_preconditioner(const Store& train, const model::Model& model, bool s
   r->precondition_lambda = lambda;
   r->precondition_kick = kick;
   r->precondition_visit_lowered = lowered;
+  r->precondition_kick_cap = cap_t;
+  r->precondition_kick_capped = capped;
   r->metric = k_head == 0 ? "diag" : k_head == r->dim ? "dense" : "block";
   r->metric_block = k_head;
   if (k_head == 0 && r->metric_rule.empty()) r->metric_rule = "a diagonal M";

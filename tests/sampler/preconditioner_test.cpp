@@ -206,10 +206,27 @@ TEST(Preconditioner, TheDefaultStepBoundsARowsKick) {
     SampleResult r;
     ASSERT_TRUE(sample(*store, nullptr, o, keep, &r).is_ok());
     std::cout << method << ": step " << r.run.step << ", lambda " << r.run.precondition_lambda << ", kick "
-              << r.run.precondition_kick << "\n";
-    EXPECT_NEAR(r.run.precondition_kick, kick, 1e-3 * kick);
-    EXPECT_GT(kick, 1.25 * r.run.precondition_lambda);  // the kick is the binding bound here
-    EXPECT_NEAR(r.run.step * kick, 0.25, 1e-6);
+              << r.run.precondition_kick << ", kick cap " << r.run.precondition_kick_cap << " ("
+              << r.run.precondition_kick_capped << " capped)\n";
+    EXPECT_NEAR(r.run.precondition_kick, kick, 1e-3 * kick);  // the statistics' M
+    EXPECT_GT(kick, 4 * 1.25 * r.run.precondition_lambda);   // at the step lambda allows, the kick would bind
+    // The cap lowers the rare features' M instead of the step: the step is lambda's, and the
+    // largest row kick at the capped M (every rare feature's u_j = M_j q'_j at most t) is within
+    // 1 / (4 eta) again.
+    EXPECT_NEAR(r.run.step, 1 / (1.25 * r.run.precondition_lambda), 1e-9);
+    const double t = r.run.precondition_kick_cap;
+    ASSERT_GT(t, 0);
+    double capped_kick = 0;
+    for (uint64_t row = 0; row < kKickRows; ++row) {
+      double s = 0;
+      for (uint32_t j : rows.row_indices(row)) s += std::min(1 / std::max(1 + count[j], 1 + per_row), t / per_row);
+      capped_kick = std::max(capped_kick, per_row * s);
+    }
+    EXPECT_LE(r.run.step * capped_kick, 0.25 * (1 + 1e-6));
+    EXPECT_GT(r.run.step * capped_kick, 0.25 * (1 - 1e-3));  // the largest t that fits
+    // Every feature some row has: feature 0 too (in every row, u_0 = q'_0 / h_0 = 0.1 > t).
+    EXPECT_EQ(r.run.precondition_kick_capped,
+              static_cast<uint64_t>(std::count_if(count.begin(), count.end(), [](double n) { return n > 0; })));
     // And the chains stay where the posterior is (prior sd 1; a diverging chain leaves by orders).
     double largest = 0;
     for (const auto& draw : keep.draws) {

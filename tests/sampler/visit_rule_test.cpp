@@ -56,13 +56,17 @@ TEST(VisitRule, LowersWhatTheVisitsAfford) {
       EXPECT_LE(m(j), want * (1 + 1e-6)) << what << " " << j << (sampling ? " (sampling)" : " (optimize)");
       EXPECT_GT(m(j), want / std::exp2(0.25) * (1 - 1e-6)) << what << " " << j;
     };
-    std::cout << (sampling ? "sampling" : "optimize") << ": eta " << eta << ", lowered " << rr.precondition_visit_lowered
+    std::cout << (sampling ? "sampling" : "optimize") << ": eta " << eta << ", kick cap " << rr.precondition_kick_cap
+              << " (" << rr.precondition_kick_capped << " capped), lowered " << rr.precondition_visit_lowered
               << ", M_1 " << m(1) << " (statistics " << base(100) << ", bound " << bound(100, eta) << ")\n";
     ASSERT_LT(bound(100, eta), base(100)) << "the test needs the rule to bind on features 1..20";
     ASSERT_GT(bound(2, eta), base(2)) << "and not on features 21..40";
+    // The kick cap (docs/samplers.md, "The step") comes first: M_j at most t / q'_j.
+    const double t = rr.precondition_kick_cap > 0 ? rr.precondition_kick_cap : HUGE_VAL;
+    auto capped = [&](double mj) { return std::min(mj, t / n_over); };
     expect_m(0, base(kN), "always on");
-    for (uint32_t j = 1; j <= 20; ++j) expect_m(j, sampling ? bound(100, eta) : base(100), "100 rows");
-    for (uint32_t j = 21; j <= 40; ++j) expect_m(j, base(2), "2 rows");
+    for (uint32_t j = 1; j <= 20; ++j) expect_m(j, sampling ? std::min(bound(100, eta), capped(base(100))) : capped(base(100)), "100 rows");
+    for (uint32_t j = 21; j <= 40; ++j) expect_m(j, capped(base(2)), "2 rows");
     expect_m(41, 1.0, "in no row");  // the prior's alone: 1 / (1/s2p), no visit to bound
     EXPECT_EQ(rr.precondition_visit_lowered, sampling ? 20u : 0u);
   }
