@@ -82,6 +82,7 @@ struct SampleOptions {
   // conditionals are Gaussian (linear) and its Monte Carlo error is the smaller, else the kept
   // draws'; "off" the kept draws' alone (docs/samplers.md, "Rao-Blackwellized moments").
   std::string rao_blackwell = "auto";
+  std::string gibbs = "auto";
   // The directions no row can see (the store's complete one-hot fields beside the intercept,
   // or against each other): "auto" draws the posterior's component along them exactly at
   // each refresh (each pass for strategies without one); "off" leaves them to the dynamics
@@ -161,6 +162,11 @@ struct ResolvedSample {
   // conditionals, of every coordinate), how many, and the (row, coordinate) pairs a chain
   // gathers at a refresh.
   uint64_t rao_blackwell_rare_rows = 0, rao_blackwell_rare_coordinates = 0, rao_blackwell_rare_pairs = 0;
+  // The Gibbs sweep over those coordinates at each refresh (sampler/rare_rows.hpp;
+  // docs/samplers.md, "The rare coordinates' Gibbs sweep"), and why or why not. gibbs_planned:
+  // what the default length counted (a second pass a refresh), before the memory decided.
+  bool gibbs = false, gibbs_planned = false;
+  std::string gibbs_rule;
   // The exact moves along the directions no row can see (sampler/unseen_move.hpp): how many
   // directions (0: none), from how many fields, and why.
   uint64_t unseen_directions = 0, unseen_fields = 0;

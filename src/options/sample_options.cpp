@@ -52,6 +52,12 @@ constexpr F kSampleOptions[] = {
              "by quadrature for the coordinates in at most 64 rows under the logistic) where their "
              "Monte Carlo error is the smaller; off: from the kept draws alone (docs/samplers.md, "
              "\"Rao-Blackwellized moments\")"},
+    {.key = "gibbs",
+     .member = &S::gibbs,
+     .help = "auto: at each refresh, each coordinate whose conditional --rao-blackwell computes by "
+             "quadrature (the logistic model's, in at most 64 rows) takes an exact Metropolis step on "
+             "that conditional, in turn (a Gibbs sweep), and the refresh is taken again at the moved "
+             "state (a pass, counted); off: they move by the dynamics alone (docs/samplers.md)"},
     {.key = "unseen",
      .member = &S::unseen,
      .help = "auto: draw the posterior along the directions no row can see (the store's complete "

@@ -53,6 +53,7 @@ Json resolved_json(const ResolvedSample& r) {
           {"metric_rule", r.metric_rule},
           {"setup_rows", r.setup_rows},
           {"rao_blackwell", r.rao_blackwell},
+          {"gibbs", r.gibbs},
           {"length_rule", r.length_rule},
           {"own_streams", r.own_streams},
           {"diagnosed", r.diagnosed},

@@ -78,7 +78,7 @@ Chain::Chain(uint64_t id, uint64_t seed, const ChainConfig& config, std::unique_
       state_(config.dim, levels(config, head_.get()), inverse_prior_var(config.prior_var), config.level,
              snap_->has_aggregate(), config.stamps_in_record) {
   if (snap_->full_batch()) grad_.reset(cfg_.dim);
-  if (cfg_.rare) rare_ = std::make_unique<RareConditionals>(cfg_.rare);
+  if (cfg_.rare) rare_ = std::make_unique<RareConditionals>(cfg_.rare, cfg_.gibbs);
   noise_sums_ = make_noise_sums(cfg_, *snap_, state_.levels(), head_.get());
   draw_.chain = id;
 }

@@ -58,6 +58,7 @@ struct ChainConfig {
   // Conditionals by quadrature (sampler/rare_rows.hpp): the coordinates whose rows a refresh
   // that asks for them gathers (null: none).
   std::shared_ptr<const RareRows> rare;
+  bool gibbs = false;  // their Gibbs sweep at each refresh (the rows linked for it)
   const model::Model* model = nullptr;
   std::vector<uint64_t> track;
   // The gradient's noise taken out of the injected noise (sampler/gradient_noise.hpp); off at
@@ -118,9 +119,11 @@ class Chain {
     if (gathering_) rare_->begin();
   }
   std::span<const double> refresh_piece(const Batch& rows);
-  // After a refresh that gathered: each rare coordinate's conditional moments at theta.
-  void compute_conditionals() {
-    rare_->compute(*cfg_.model, state_.inv_prior_var(), state_.x());
+  // After a refresh that gathered: each rare coordinate's conditional moments at theta; with
+  // `move`, the Gibbs sweep over them too (RareConditionals::compute). Every coordinate some
+  // row has must be current (the refresh's).
+  void compute_conditionals(bool move) {
+    sq_ += rare_->compute(*cfg_.model, state_.inv_prior_var(), state_.x(), move ? &noise_ : nullptr);
     gathering_ = false;
   }
   // The r-th rare coordinate's (RareRows::coordinate(r)).

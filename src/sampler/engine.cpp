@@ -75,9 +75,7 @@ void Engine::keep_states() {
 // After a refresh past burn-in: every chain's conditional moments at its state, from the
 // aggregate the refresh built there or the rows it gathered (sampler/rao_blackwell.hpp).
 void Engine::keep_conditionals() {
-  if (!rb_->gaussian()) {  // by quadrature, from the rows each chain gathered in the refresh
-    // A chain's quadratures are worth a thread of their own, whatever d.
-    (void)for_chains([](Chain& c) { c.compute_conditionals(); return Status::ok(); }, true);
+  if (!rb_->gaussian()) {  // by quadrature, from the rows each chain gathered in the refresh (compute_conditionals)
     rb_->prepare(chains_.size());
     for_ranges(rb_->rare_rows()->size(), [&](uint64_t r0, uint64_t r1) {
       rb_->add_moments(chains_.size(), r0, r1, [&](size_t c, uint64_t r) { return chains_[c]->conditional(r); });
@@ -232,6 +230,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   cfg.model = model_.get();
   cfg.track = run_.track;
   if (rb_) cfg.rare = rb_->rare_rows();
+  cfg.gibbs = run_.gibbs && cfg.rare;
   cfg.noise.on = run_.noise_correction;
   cfg.noise.per_pass = (run_.rows + run_.batch - 1) / run_.batch;
   cfg.noise.zero_sum = run_.access != "ra";
@@ -243,6 +242,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
   if (run_.unseen_directions) {
     unseen_ = UnseenMove::make(train_.meta().fields, run_.given.intercept, run_.dim, run_.given.prior_var);
   }
+  moves_ = run_.gibbs && rb_ && !rb_->gaussian();
   rows_read_ = run_.setup_rows;  // the preconditioner's reads count in the passes
   const StoreMeta& m = train_.meta();
   const uint64_t batch_nnz = run_.batch * ((m.nnz + m.rows - 1) / m.rows + 1);
@@ -328,9 +328,23 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
     }
     if (chains_.front()->snapshot().refresh_due(k)) {
       const bool conditionals = rb_ && k >= stage_.burn_in;
+      // The rare coordinates' rows, for their conditional moments past burn-in and for the
+      // Gibbs sweep at every refresh.
+      const bool quadrature = rb_ && !rb_->gaussian() && (conditionals || moves_);
       st = for_chains([&](Chain& c) { return c.catch_up_rows(k + 1); }, sweeps_parallel_);
-      if (st.is_ok()) st = refresh(conditionals);
+      if (st.is_ok()) st = refresh(quadrature || conditionals);
       if (!st.is_ok()) return st;
+      if (quadrature) {
+        // A chain's quadratures are worth a thread of their own, whatever d.
+        (void)for_chains([&](Chain& c) { c.compute_conditionals(moves_); return Status::ok(); }, true);
+        // The snapshot again at the moved state: left at the sweep's start, its variance-reduced
+        // estimates carried the rare coordinates' jumps through every row that has one (the
+        // frequent coordinates' sds came out up to 34 % wide on dummy-coded logistic data).
+        if (moves_) {
+          st = refresh(false);
+          if (!st.is_ok()) return st;
+        }
+      }
       if (conditionals) keep_conditionals();
       current = true;
     }

@@ -184,6 +184,7 @@ class Engine {
   PooledMoments moments_;
   std::unique_ptr<RaoBlackwell> rb_;  // null: the kept draws' moments alone
   std::optional<UnseenMove> unseen_;  // the exact move along the unseen directions, if any
+  bool moves_ = false;                // the Gibbs sweep over the rare coordinates at each refresh
   diagnostics::OnlineDiagnostics diagnostics_;
   std::unique_ptr<Predictive> predictive_;
   // Each chain's kept lp__ and tracked values ([chain][column]), grown as they come.

@@ -77,7 +77,7 @@ Status plan_layout(const Store& train, const Store* test, ResolvedSample* rp, co
   if (r.noise_correction && !snap.full_batch()) p.chain += batch_nnz * 16 + 3 * r.metric_block * r.metric_block * 8;
   // Conditionals by quadrature: a chain's gathered rows and moments, and their shared layout.
   const bool rare = r.rao_blackwell && r.rao_blackwell_rare_rows > 0;
-  if (rare) p.chain += RareRowCounts::chain_bytes(r.rao_blackwell_rare_coordinates, r.rao_blackwell_rare_pairs);
+  if (rare) p.chain += RareRowCounts::chain_bytes(r.rao_blackwell_rare_coordinates, r.rao_blackwell_rare_pairs, r.gibbs);
   // Shared: the pooled moments, the predictive, every chain's kept lp__ and tracked values.
   // The predictive and the tracked draws grow with the chains: they count in what a chain costs.
   const uint64_t per_chain = p.chain + (r.track.size() + 1) * r.draws * 8 +

@@ -54,6 +54,7 @@ SampleOptions as_sample(const OptimizeOptions& o) {
   s.memory = o.memory;
   s.seed = o.seed;
   s.track_default = false;
+  s.gibbs = "off";  // a mode moves no draws
   return s;
 }
 

@@ -43,7 +43,38 @@ RaoBlackwell::Estimate RaoBlackwell::at(uint64_t coordinate) const {
   return {mu_.mean()[j], std::sqrt(var), std::sqrt(mcse2), var_mu / var, rhat};
 }
 
+namespace {
+Status resolve_rao_blackwell_moments(const Store& train, const model::Model& model, const Snapshot& snap,
+                                     ResolvedSample* r);
+
+// --gibbs after the Rao-Blackwellized moments: on where their conditionals by quadrature are,
+// whose rows it moves on.
+void resolve_gibbs(ResolvedSample* r) {
+  r->gibbs = r->gibbs_planned && r->rao_blackwell && r->rao_blackwell_rare_rows > 0;
+  if (r->given.gibbs == "off") {
+    r->gibbs_rule = "off (--gibbs off)";
+  } else if (r->gibbs) {
+    r->gibbs_rule = fmt::format(
+        "at each refresh, the {} coordinates in 1 to {} rows each take an exact Metropolis step on their conditional "
+        "in turn, their rows' margins following; then the refresh is taken again at the moved state (a pass, counted)",
+        r->rao_blackwell_rare_coordinates, r->rao_blackwell_rare_rows);
+  } else if (r->given.rao_blackwell == "off") {
+    r->gibbs_rule = "off: it moves the coordinates whose conditionals --rao-blackwell auto computes, and that is off";
+  } else {
+    r->gibbs_rule = "off: no conditional by quadrature here (" + r->rao_blackwell_rule + ")";
+  }
+}
+}  // namespace
+
 Status resolve_rao_blackwell(const Store& train, const model::Model& model, const Snapshot& snap, ResolvedSample* r) {
+  const Status st = resolve_rao_blackwell_moments(train, model, snap, r);
+  if (st.is_ok()) resolve_gibbs(r);
+  return st;
+}
+
+namespace {
+Status resolve_rao_blackwell_moments(const Store& train, const model::Model& model, const Snapshot& snap,
+                                     ResolvedSample* r) {
   const std::string& asked = r->given.rao_blackwell;
   if (asked != "auto" && asked != "off") {
     return Status::invalid_argument("unknown --rao-blackwell '" + asked + "' (known: auto, off)");
@@ -97,7 +128,7 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
   uint64_t rows = kRareRowsMax;
   auto bytes = [&](uint64_t n) {
     return RaoBlackwell::bytes(counts.coordinates(n), k) + RareRowCounts::shared_bytes(r->dim, counts.coordinates(n)) +
-           k * RareRowCounts::chain_bytes(counts.coordinates(n), counts.pairs(n));
+           k * RareRowCounts::chain_bytes(counts.coordinates(n), counts.pairs(n), r->gibbs_planned);
   };
   while (rows > 0 && bytes(rows) > cap) rows /= 2;
   if (rows == 0 || counts.coordinates(rows) == 0) {
@@ -122,6 +153,7 @@ Status resolve_rao_blackwell(const Store& train, const model::Model& model, cons
       r->rao_blackwell_rare_coordinates, rows, r->given.model, refreshes);
   return Status::ok();
 }
+}  // namespace
 
 Status make_rao_blackwell(const Store& train, const ResolvedSample& r, const model::Model& model,
                           std::unique_ptr<RaoBlackwell>* out) {

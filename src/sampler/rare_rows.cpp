@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "sampler/conditional_move.hpp"
 
 #include "agld/feature_stats.hpp"
 
@@ -51,32 +54,58 @@ Status RareRows::make(const Store& train, uint64_t dim, uint64_t max_rows, std::
 
 void RareConditionals::add(const Batch& b, std::span<const double> margins, StridedSpan<const double> x) {
   const RareRows& l = *layout_;
+  constexpr uint64_t kNoPair = ~uint64_t{0};
   for (size_t i = 0; i < b.size(); ++i) {
     const auto idx = b.row_indices(i);
     const auto val = b.row_values(i);
+    uint64_t first = kNoPair, last = kNoPair;
     for (size_t e = 0; e < idx.size(); ++e) {
       const uint32_t r = l.index(idx[e]);
       if (r == RareRows::kNone) continue;
       uint32_t& f = filled_[r];
       if (f == l.rows(r)) continue;  // more rows than the statistics count: the store is damaged
       const double xv = val[e];
-      rows_[l.offset(r) + f++] = {static_cast<float>(margins[i] - xv * x[idx[e]]), val[e], static_cast<float>(b.labels[i])};
+      const uint64_t pair = l.offset(r) + f++;
+      rows_[pair] = {static_cast<float>(margins[i] - xv * x[idx[e]]), val[e], static_cast<float>(b.labels[i])};
+      if (next_.empty()) continue;
+      (last == kNoPair ? first : next_[last]) = pair;
+      last = pair;
     }
+    if (last != kNoPair) next_[last] = first;
   }
 }
 
-void RareConditionals::compute(const model::Model& model, double inv_prior_var, StridedSpan<const double> x) {
+double RareConditionals::compute(const model::Model& model, double inv_prior_var, StridedSpan<double> x, Noise* noise) {
   const RareRows& l = *layout_;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> scratch;
+  double d_sq = 0;
+  proposed_ = accepted_ = 0;
   for (uint32_t r = 0; r < l.size(); ++r) {
     if (filled_[r] != l.rows(r)) {
       moments_[r] = {kNaN, kNaN};
       continue;
     }
-    const std::span<const ConditionalRow> rows(rows_.data() + l.offset(r), filled_[r]);
-    moments_[r] = conditional_moments(rows, model, inv_prior_var, x[l.coordinate(r)], scratch);
+    const uint64_t begin = l.offset(r), end = begin + filled_[r];
+    const std::span<const ConditionalRow> rows(rows_.data() + begin, filled_[r]);
+    const uint32_t j = l.coordinate(r);
+    moments_[r] = conditional_moments(rows, model, inv_prior_var, x[j], scratch);
+    if (!noise || next_.empty() || !std::isfinite(moments_[r].mean) || !(moments_[r].var > 0)) continue;
+    const double old = x[j];
+    const ConditionalStep step = conditional_move(rows, model, inv_prior_var, old, moments_[r], *noise);
+    ++proposed_;
+    if (!step.accepted) continue;
+    ++accepted_;
+    x[j] = step.value;
+    d_sq += step.value * step.value - old * old;
+    // The other rare coordinates of j's rows: their offsets hold j's old value.
+    const double delta = step.value - old;
+    for (uint64_t p = begin; p < end; ++p) {
+      const float shift = static_cast<float>(delta * static_cast<double>(rows_[p].x));
+      for (uint64_t q = next_[p]; q != p; q = next_[q]) rows_[q].offset += shift;
+    }
   }
+  return d_sq;
 }
 
 }  // namespace agld::sampler

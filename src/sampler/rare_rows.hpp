@@ -20,6 +20,7 @@
 #include "common/strided_span.hpp"
 #include "model/model.hpp"
 #include "sampler/conditional_quadrature.hpp"
+#include "sampler/lazy_state.hpp"
 
 namespace agld::sampler {
 
@@ -29,10 +30,11 @@ struct RareRowCounts {
   std::vector<uint64_t> features;  // [n]: features in exactly n rows, n <= the limit
   uint64_t coordinates(uint64_t max_rows) const;
   uint64_t pairs(uint64_t max_rows) const;
-  // Bytes of the layout (shared: d, the coordinates) and of a chain's rows and results.
+  // Bytes of the layout (shared: d, the coordinates) and of a chain's rows and results (with
+  // `links`, each row's pairs linked for the Gibbs sweep).
   static uint64_t shared_bytes(uint64_t dim, uint64_t coords) { return 4 * dim + 8 * (coords + 1); }
-  static uint64_t chain_bytes(uint64_t coords, uint64_t pairs) {
-    return sizeof(ConditionalRow) * pairs + (4 + sizeof(ConditionalMoments)) * coords;
+  static uint64_t chain_bytes(uint64_t coords, uint64_t pairs, bool links) {
+    return (sizeof(ConditionalRow) + (links ? sizeof(uint64_t) : 0)) * pairs + (4 + sizeof(ConditionalMoments)) * coords;
   }
 };
 Status count_rare_rows(const Store& train, uint64_t limit, RareRowCounts* out);
@@ -61,25 +63,42 @@ class RareRows {
 // A chain's gathered rows and its conditionals at the last refresh that gathered them.
 class RareConditionals {
  public:
-  explicit RareConditionals(std::shared_ptr<const RareRows> layout)
-      : layout_(std::move(layout)), rows_(layout_->pairs()), filled_(layout_->size()), moments_(layout_->size()) {}
+  // links: each row's pairs linked, for compute()'s moves.
+  RareConditionals(std::shared_ptr<const RareRows> layout, bool links)
+      : layout_(std::move(layout)),
+        rows_(layout_->pairs()),
+        next_(links ? layout_->pairs() : 0),
+        filled_(layout_->size()),
+        moments_(layout_->size()) {}
 
   // Before a refresh's pieces: none gathered.
   void begin() { std::fill(filled_.begin(), filled_.end(), 0u); }
   // A piece of the refresh: its rows, their margins at x (the chain's state, current at every
-  // coordinate the rows have).
+  // coordinate the rows have). Each row's pairs are linked in a ring (next_), so that a move of
+  // one rare coordinate reaches the offsets of the row's other rare coordinates.
   void add(const Batch& rows, std::span<const double> margins, StridedSpan<const double> x);
-  // After the pass: every rare coordinate's conditional moments (NaN for one whose rows did
-  // not all come: a partial pass).
-  void compute(const model::Model& model, double inv_prior_var, StridedSpan<const double> x);
+  // After the pass: every rare coordinate's conditional moments in turn (NaN for one whose
+  // rows did not all come: a partial pass), each from its rows as they stand at its turn. With
+  // `noise` (and links), each then takes one Metropolis-Hastings step on its conditional (conditional_move)
+  // and its rows' other rare coordinates see the new value: a Gibbs sweep over the rare
+  // coordinates, exact, each one's moments those of a state of that sweep. Returns the change
+  // of |x|^2 (0 without moves).
+  double compute(const model::Model& model, double inv_prior_var, StridedSpan<double> x, Noise* noise);
+  // The moves' proposals and acceptances at the last compute().
+  uint64_t proposed() const { return proposed_; }
+  uint64_t accepted() const { return accepted_; }
   // The r-th rare coordinate's moments at the last compute() (NaN where it has none).
   ConditionalMoments at(uint64_t r) const { return moments_[r]; }
+  // The r-th rare coordinate's rows as gathered (and as the last sweep's moves left them).
+  std::span<const ConditionalRow> rows(uint32_t r) const { return {rows_.data() + layout_->offset(r), filled_[r]}; }
 
  private:
   std::shared_ptr<const RareRows> layout_;
   std::vector<ConditionalRow> rows_;
+  std::vector<uint64_t> next_;    // the next pair of the same row (itself: the row's only one)
   std::vector<uint32_t> filled_;  // each rare coordinate's rows gathered so far
   std::vector<ConditionalMoments> moments_;
+  uint64_t proposed_ = 0, accepted_ = 0;
 };
 
 }  // namespace agld::sampler

@@ -237,6 +237,16 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     return Status::invalid_argument("--step must be below --prior-var (the prior alone makes larger steps unstable)");
   }
 
+  // The rare coordinates' Gibbs sweep (docs/samplers.md): where --rao-blackwell's
+  // conditionals by quadrature may apply (resolve_rao_blackwell decides, with the memory); its
+  // second pass a refresh is counted in the default length.
+  if (o.gibbs != "auto" && o.gibbs != "off") {
+    return Status::invalid_argument("unknown --gibbs '" + o.gibbs + "' (known: auto, off)");
+  }
+  r.gibbs = false;
+  r.gibbs_planned = o.gibbs == "auto" && o.rao_blackwell == "auto" && !model_obj->constant_curvature() &&
+                    snapshot_info.refresh_rows == RefreshRows::kFullPass && !dynamics_info.eval_shift &&
+                    std::isfinite(o.prior_var) && has_feature_stats(train);
   r.refresh = o.refresh.value_or(per_pass);
   if (r.refresh == 0) return Status::invalid_argument("--refresh must be at least 1");
   const uint64_t sb = o.snapshot_batch.value_or(std::max<uint64_t>(r.batch, (n_rows + 9) / 10));
@@ -263,7 +273,7 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     if (snap->refresh_rows() != RefreshRows::kNone) {
       const uint64_t refresh_rows = snap->refresh_rows() == RefreshRows::kFullPass ? n_rows : r.snapshot_batch;
       reads.start = refresh_rows;
-      reads.per_refresh = refresh_rows;
+      reads.per_refresh = refresh_rows * (r.gibbs_planned ? 2 : 1);
     }
     if (o.precondition == "diag") reads.start += preconditioner_rows(train);
     const uint64_t by_passes = most_iterations(reads, static_cast<uint64_t>(kDefaultPasses * static_cast<double>(n_rows)));
@@ -271,7 +281,8 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
     const uint64_t floor = std::max(std::min(kFloorIterations, most_iterations(reads, floor_rows)),
                                     std::min(kFloorOldIterations, most_iterations(reads, kFloorRows)));
     r.iterations = std::max<uint64_t>({by_passes, floor, 1});
-    r.length_rule = by_passes >= floor ? fmt::format("{:g} passes of the data a chain, the start's and refreshes' included", kDefaultPasses)
+    r.length_rule = by_passes >= floor ? fmt::format("{:g} passes of the data a chain, the start's and refreshes' included{}", kDefaultPasses,
+                                                     r.gibbs_planned ? " (two passes a refresh: --gibbs)" : "")
                                        : "a small store: the iterations that read 10^7 rows or 1.5e8 nonzeros, at most 100,000 (at least 10,000)";
   }
   if (r.iterations == 0) return Status::invalid_argument("the run has no iterations");
