@@ -381,10 +381,36 @@ TEST(RaoBlackwell, OnlyWhereItApplies) {
   EXPECT_GT(r.rao_blackwell_rare_coordinates, 0u);
   EXPECT_LE(r.rao_blackwell_rare_rows, sampler::kRareRowsMax);
   EXPECT_NE(r.rao_blackwell_rule.find("by quadrature"), std::string::npos) << r.rao_blackwell_rule;
+  // --gibbs (docs/samplers.md, "The rare coordinates' Gibbs sweep") moves those same
+  // coordinates: on with them, off without them or when asked, and its pass counted.
+  EXPECT_TRUE(r.gibbs) << r.gibbs_rule;
+  EXPECT_NE(r.gibbs_rule.find(std::to_string(r.rao_blackwell_rare_coordinates) + " coordinates"), std::string::npos)
+      << r.gibbs_rule;
+  const uint64_t with_gibbs = r.iterations;
+  o.gibbs = "off";
+  ASSERT_TRUE(resolve_sample(*rare, nullptr, o, &r).is_ok());
+  EXPECT_FALSE(r.gibbs);
+  EXPECT_EQ(r.gibbs_rule, "off (--gibbs off)");
+  EXPECT_GT(r.iterations, with_gibbs);  // the same passes, one fewer a refresh
+  o.gibbs = "auto";
+  o.rao_blackwell = "off";
+  ASSERT_TRUE(resolve_sample(*rare, nullptr, o, &r).is_ok());
+  EXPECT_FALSE(r.gibbs);
+  EXPECT_NE(r.gibbs_rule.find("--rao-blackwell auto"), std::string::npos) << r.gibbs_rule;
+  o.rao_blackwell = "auto";
+  o.gibbs = "sometimes";
+  Status bad = resolve_sample(*rare, nullptr, o, &r);
+  EXPECT_EQ(bad.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(bad.message().find("--gibbs 'sometimes' (known: auto, off)"), std::string::npos) << bad.message();
+  o.gibbs = "auto";
+  ASSERT_TRUE(resolve_sample(*bin, nullptr, o, &r).is_ok());
+  EXPECT_FALSE(r.gibbs);
+  EXPECT_NE(r.gibbs_rule.find("no conditional by quadrature"), std::string::npos) << r.gibbs_rule;
   o.prior_var = std::numeric_limits<double>::infinity();
   ASSERT_TRUE(resolve_sample(*rare, nullptr, o, &r).is_ok());
   EXPECT_FALSE(r.rao_blackwell);
   EXPECT_NE(r.rao_blackwell_rule.find("flat prior"), std::string::npos) << r.rao_blackwell_rule;
+  EXPECT_FALSE(r.gibbs);
 
   o.model = "linear";
   o.rao_blackwell = "always";
