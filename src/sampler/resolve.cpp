@@ -15,6 +15,8 @@
 #include "sampler/method.hpp"
 #include "sampler/plan.hpp"
 #include "sampler/preconditioner.hpp"
+#include "sampler/rao_blackwell.hpp"
+#include "sampler/rare_rows.hpp"
 #include "sampler/stages.hpp"
 
 namespace agld::sampler {
@@ -247,6 +249,11 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
   r.gibbs_planned = o.gibbs == "auto" && o.rao_blackwell == "auto" && !model_obj->constant_curvature() &&
                     snapshot_info.refresh_rows == RefreshRows::kFullPass && !dynamics_info.eval_shift &&
                     std::isfinite(o.prior_var) && has_feature_stats(train);
+  if (r.gibbs_planned) {  // and some coordinate to move (a store without one keeps its passes)
+    RareRowCounts counts;
+    AGLD_RETURN_IF_ERROR(count_rare_rows(train, kRareRowsMax, &counts));
+    r.gibbs_planned = counts.coordinates(kRareRowsMax) > 0;
+  }
   r.refresh = o.refresh.value_or(per_pass);
   if (r.refresh == 0) return Status::invalid_argument("--refresh must be at least 1");
   const uint64_t sb = o.snapshot_batch.value_or(std::max<uint64_t>(r.batch, (n_rows + 9) / 10));
