@@ -75,6 +75,7 @@ TEST(OptionJson, EverySampleOptionRoundTrips) {
   o.track_default = false;
   o.dense = true;
   o.rao_blackwell = "off";
+  o.gibbs = "off";
   o.unseen = "off";
   o.noise_correction = "off";
   const std::string text = options_json(o);
