@@ -33,6 +33,11 @@ class Model {
     *l1 = dloss(y, m);
     *l2 = d2loss(y, m);
   }
+  // l' and l'' at once (Newton to a conditional's mode).
+  virtual void loss_slopes(double y, double m, double* l1, double* l2) const {
+    *l1 = dloss(y, m);
+    *l2 = d2loss(y, m);
+  }
   // log p(y | m) with every constant (the test log-likelihood).
   virtual double log_lik(double y, double m) const = 0;
   // What the posterior predictive averages: P(y = +1 | m) for a binary model, E[y | m]

@@ -34,6 +34,12 @@ class Logistic final : public Model {
     *l1 = -y * (z >= 0 ? 1 - small : small);
     *l2 = small * (1 - small);
   }
+  void loss_slopes(double y, double m, double* l1, double* l2) const override {
+    const double z = -y * m, e = std::exp(-std::abs(z));
+    const double small = e / (1 + e);  // sigmoid(-|z|)
+    *l1 = -y * (z >= 0 ? 1 - small : small);
+    *l2 = small * (1 - small);
+  }
   // exp(-l(y, m)) = 1 / (1 + e), e = exp(-y m), and on a uniform grid e is geometric: one exp
   // a row, then a product a point, walked from the grid's end where e is smallest (so that an
   // overflow to infinity, a likelihood of 0, is the limit it stands for).

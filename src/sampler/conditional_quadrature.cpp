@@ -26,22 +26,16 @@ struct Conditional {
   const model::Model& model;
   double p0;  // 1 / s2p
 
-  double u(double t) const {
-    double s = 0.5 * p0 * t * t;
-    for (const ConditionalRow& r : rows) s += model.loss(r.y, r.offset + static_cast<double>(r.x) * t);
-    return s;
-  }
-  // U(t), U'(t) and U''(t).
-  struct Point {
-    double t, u, g, h;
+  // U'(t) and U''(t).
+  struct Slope {
+    double t, g, h;
   };
-  Point at(double t) const {
-    Point p{t, 0.5 * p0 * t * t, p0 * t, p0};
+  Slope slope(double t) const {
+    Slope p{t, p0 * t, p0};
     for (const ConditionalRow& r : rows) {
       const double x = r.x;
-      double l, l1, l2;
-      model.loss_derivatives(r.y, r.offset + x * t, &l, &l1, &l2);
-      p.u += l;
+      double l1, l2;
+      model.loss_slopes(r.y, r.offset + x * t, &l1, &l2);
       p.g += x * l1;
       p.h += x * x * l2;
     }
@@ -64,49 +58,59 @@ ConditionalMoments conditional_moments(std::span<const ConditionalRow> rows, con
   if (!(inv_prior_var > 0) || !std::isfinite(start)) return {kNaN, kNaN};
   // The narrowest local scale anywhere: U'' is at most 1/s2p + sup l'' sum x^2.
   const double min_scale = 1 / std::sqrt(inv_prior_var + model.curvature() * sum_sq);
-  // Newton to the mode of the strictly convex U, a step halved until U does not rise. The mode
-  // is only the grid's centre and the weights' reference: a thousandth of a scale will do.
-  Conditional::Point p = c.at(start);
+  // Newton to the mode of the strictly convex U from U' and U'' alone (no loss: the fewest
+  // transcendental functions), kept inside the bracket of U''s root that the steps so far give
+  // (a step that leaves it goes to the bracket's midpoint). The mode is only the grid's centre
+  // and the weights' reference: a thousandth of a scale will do.
+  double below = -std::numeric_limits<double>::infinity(), above = std::numeric_limits<double>::infinity();
+  double t = start, h = kNaN;
   for (int it = 0; it < kMaxNewton; ++it) {
-    const double step = -p.g / p.h;
-    if (!(std::abs(step) > 1e-3 * min_scale)) break;
-    Conditional::Point next = c.at(p.t + step);
-    for (int halve = 0; halve < 60 && !(next.u <= p.u); ++halve) next = c.at(p.t + (next.t - p.t) / 2);
-    if (!(next.u <= p.u)) break;  // no descent left at this precision: p is the mode
-    p = next;
+    const Conditional::Slope p = c.slope(t);
+    h = p.h;
+    if (p.g == 0) break;
+    (p.g < 0 ? below : above) = t;
+    double next = t - p.g / p.h;
+    if (!(next > below && next < above)) next = 0.5 * (below + above);  // both ends finite here
+    if (!std::isfinite(next)) return {kNaN, kNaN};
+    const bool done = !(std::abs(next - t) > 1e-3 * min_scale);
+    t = next;
+    if (done) break;
   }
-  if (!std::isfinite(p.u)) return {kNaN, kNaN};
-  const double t = p.t, ut = p.u;
-  // The interval where U is within kDrop of its minimum: out from the mode, first where a
-  // Gaussian of the mode's curvature would reach kDrop, then in steps of 1.5 (U grows at least
-  // as fast as the prior's term, so this ends).
-  const double w0 = std::sqrt(2 * kDrop / p.h);
-  auto reach = [&](double dir) {
-    double w = w0;
-    while (c.u(t + dir * w) - ut < kDrop && w < 1e6 * w0) w *= 1.5;
-    return t + dir * w;
-  };
-  const double lo = reach(-1), hi = reach(+1);
+  if (!std::isfinite(t) || !(h > 0)) return {kNaN, kNaN};
+  // The grid spans the interval where U is within kDrop of its minimum: out from the mode, first
+  // 1.5 times as far as a Gaussian of the mode's curvature would reach kDrop (a logistic
+  // conditional's tails are heavier: this is most often as far as it goes), then an end whose
+  // weight is above e^-kDrop goes 1.5 times as far, and the weights are computed again (U grows
+  // at least as fast as the prior's term, so this ends).
   const double width = model.analytic_half_width();
   double h_max = kSpacing * min_scale;
   if (max_x > 0 && std::isfinite(width)) h_max = std::min(h_max, 2 * std::numbers::pi * width / (kDecay * max_x));
-  const int n = std::clamp(static_cast<int>(std::ceil((hi - lo) / h_max)) + 1, kMinPoints, kMaxPoints);
-  const double step = (hi - lo) / (n - 1);
-  // Weights e^-(U - U(mode)) (at most about 1: no overflow), the prior's factor and then each
-  // row's likelihood relative to its value at the mode; moments about the mode, then shifted.
+  const double w0 = 1.5 * std::sqrt(2 * kDrop / h), floor = std::exp(-kDrop);
+  double lo = t - w0, hi = t + w0, step = 0;
   std::vector<double>& w = scratch;
-  w.resize(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const double ti = lo + step * i;
-    w[static_cast<size_t>(i)] = std::exp(0.5 * inv_prior_var * (t * t - ti * ti));
-  }
-  for (const ConditionalRow& r : rows) {
-    const double x = r.x;
-    model.multiply_likelihood(r.y, r.offset + x * t, r.offset + x * lo, x * step, w);
+  for (;;) {
+    const int n = std::clamp(static_cast<int>(std::ceil((hi - lo) / h_max)) + 1, kMinPoints, kMaxPoints);
+    step = (hi - lo) / (n - 1);
+    // Weights e^-(U - U(mode)) (at most about 1: no overflow), the prior's factor and then each
+    // row's likelihood relative to its value at the mode; moments about the mode, then shifted.
+    w.resize(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      const double ti = lo + step * i;
+      w[static_cast<size_t>(i)] = std::exp(0.5 * inv_prior_var * (t * t - ti * ti));
+    }
+    for (const ConditionalRow& r : rows) {
+      const double x = r.x;
+      model.multiply_likelihood(r.y, r.offset + x * t, r.offset + x * lo, x * step, w);
+    }
+    const bool wider_lo = !(w.front() < floor) && t - lo < 1e6 * w0;
+    const bool wider_hi = !(w.back() < floor) && hi - t < 1e6 * w0;
+    if (!wider_lo && !wider_hi) break;
+    if (wider_lo) lo = t - 1.5 * (t - lo);
+    if (wider_hi) hi = t + 1.5 * (hi - t);
   }
   double z = 0, m1 = 0, m2 = 0;
-  for (int i = 0; i < n; ++i) {
-    const double dt = lo + step * i - t, wi = w[static_cast<size_t>(i)];
+  for (size_t i = 0; i < w.size(); ++i) {
+    const double dt = lo + step * static_cast<double>(i) - t, wi = w[i];
     z += wi;
     m1 += wi * dt;
     m2 += wi * dt * dt;

@@ -52,13 +52,50 @@ Status RareRows::make(const Store& train, uint64_t dim, uint64_t max_rows, std::
   return Status::ok();
 }
 
+void RareConditionals::begin() {
+  std::fill(filled_.begin(), filled_.end(), 0u);
+  numbered_ = 0;
+  shift_.clear();
+}
+
 void RareConditionals::add(const Batch& b, std::span<const double> margins, StridedSpan<const double> x) {
   const RareRows& l = *layout_;
-  constexpr uint64_t kNoPair = ~uint64_t{0};
-  for (size_t i = 0; i < b.size(); ++i) {
+  // Each pair lands at a random place of rows_ through two random reads (its coordinate's
+  // place, then that one's offset and count) and reads its coordinate's value: the rows ahead
+  // are asked for in three stages, so that the misses of a row's pairs overlap with the work on
+  // the rows before it.
+  constexpr size_t kIndexAhead = 16, kOffsetAhead = 8, kPairAhead = 3;
+  const size_t n = b.size();
+  auto ask_index = [&](size_t i) {
+    for (uint32_t j : b.row_indices(i)) l.prefetch_index(j);
+  };
+  auto ask_offset = [&](size_t i) {
+    for (uint32_t j : b.row_indices(i)) {
+      const uint32_t r = l.index(j);
+      if (r == RareRows::kNone) continue;
+      l.prefetch_offset(r);
+      __builtin_prefetch(filled_.data() + r, 1);
+      __builtin_prefetch(&x[j]);
+    }
+  };
+  auto ask_pair = [&](size_t i) {
+    for (uint32_t j : b.row_indices(i)) {
+      const uint32_t r = l.index(j);
+      if (r == RareRows::kNone) continue;
+      const uint64_t pair = l.offset(r) + filled_[r];
+      if (pair < rows_.size()) __builtin_prefetch(rows_.data() + pair, 1);
+    }
+  };
+  for (size_t i = 0; i < std::min(n, kIndexAhead); ++i) ask_index(i);
+  for (size_t i = 0; i < std::min(n, kOffsetAhead); ++i) ask_offset(i);
+  for (size_t i = 0; i < std::min(n, kPairAhead); ++i) ask_pair(i);
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kIndexAhead < n) ask_index(i + kIndexAhead);
+    if (i + kOffsetAhead < n) ask_offset(i + kOffsetAhead);
+    if (i + kPairAhead < n) ask_pair(i + kPairAhead);
     const auto idx = b.row_indices(i);
     const auto val = b.row_values(i);
-    uint64_t first = kNoPair, last = kNoPair;
+    pending_.clear();
     for (size_t e = 0; e < idx.size(); ++e) {
       const uint32_t r = l.index(idx[e]);
       if (r == RareRows::kNone) continue;
@@ -67,18 +104,49 @@ void RareConditionals::add(const Batch& b, std::span<const double> margins, Stri
       const double xv = val[e];
       const uint64_t pair = l.offset(r) + f++;
       rows_[pair] = {static_cast<float>(margins[i] - xv * x[idx[e]]), val[e], static_cast<float>(b.labels[i])};
-      if (next_.empty()) continue;
-      (last == kNoPair ? first : next_[last]) = pair;
-      last = pair;
+      pending_.push_back(pair);
     }
-    if (last != kNoPair) next_[last] = first;
+    if (row_.empty()) continue;
+    // At most one number a two pairs, and fewer than the pairs' count: below kAlone.
+    const uint32_t number = pending_.size() > 1 ? numbered_++ : kAlone;
+    for (uint64_t pair : pending_) row_[pair] = number;
   }
+}
+
+std::span<const ConditionalRow> RareConditionals::current(uint32_t r, std::vector<ConditionalRow>& scratch) const {
+  const uint64_t begin = layout_->offset(r);
+  const std::span<const ConditionalRow> gathered(rows_.data() + begin, filled_[r]);
+  if (shift_.empty()) return gathered;
+  scratch.assign(gathered.begin(), gathered.end());
+  for (size_t p = 0; p < scratch.size(); ++p) {
+    const uint32_t number = row_[begin + p];
+    if (number != kAlone) scratch[p].offset += shift_[number];
+  }
+  return scratch;
+}
+
+std::vector<ConditionalRow> RareConditionals::rows(uint32_t r) const {
+  const uint64_t begin = layout_->offset(r);
+  std::vector<ConditionalRow> out(rows_.data() + begin, rows_.data() + begin + filled_[r]);
+  if (shift_.empty()) return out;  // no sweep since the gathering
+  for (size_t p = 0; p < out.size(); ++p) {
+    const uint32_t number = row_[begin + p];
+    // The row's sum holds this coordinate's own move too, which its offset leaves out.
+    if (number != kAlone) out[p].offset += shift_[number] - moved_[r] * out[p].x;
+  }
+  return out;
 }
 
 double RareConditionals::compute(const model::Model& model, double inv_prior_var, StridedSpan<double> x, Noise* noise) {
   const RareRows& l = *layout_;
   constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> scratch;
+  std::vector<ConditionalRow> rows_now;
+  const bool moves = noise && !row_.empty();
+  if (moves) {
+    shift_.assign(numbered_, 0.0f);
+    std::fill(moved_.begin(), moved_.end(), 0.0f);
+  }
   double d_sq = 0;
   proposed_ = accepted_ = 0;
   for (uint32_t r = 0; r < l.size(); ++r) {
@@ -86,11 +154,10 @@ double RareConditionals::compute(const model::Model& model, double inv_prior_var
       moments_[r] = {kNaN, kNaN};
       continue;
     }
-    const uint64_t begin = l.offset(r), end = begin + filled_[r];
-    const std::span<const ConditionalRow> rows(rows_.data() + begin, filled_[r]);
+    const std::span<const ConditionalRow> rows = current(r, rows_now);
     const uint32_t j = l.coordinate(r);
     moments_[r] = conditional_moments(rows, model, inv_prior_var, x[j], scratch);
-    if (!noise || next_.empty() || !std::isfinite(moments_[r].mean) || !(moments_[r].var > 0)) continue;
+    if (!moves || !std::isfinite(moments_[r].mean) || !(moments_[r].var > 0)) continue;
     const double old = x[j];
     const ConditionalStep step = conditional_move(rows, model, inv_prior_var, old, moments_[r], *noise);
     ++proposed_;
@@ -98,11 +165,13 @@ double RareConditionals::compute(const model::Model& model, double inv_prior_var
     ++accepted_;
     x[j] = step.value;
     d_sq += step.value * step.value - old * old;
-    // The other rare coordinates of j's rows: their offsets hold j's old value.
+    // The other rare coordinates of j's rows see the move at their turns.
     const double delta = step.value - old;
-    for (uint64_t p = begin; p < end; ++p) {
-      const float shift = static_cast<float>(delta * static_cast<double>(rows_[p].x));
-      for (uint64_t q = next_[p]; q != p; q = next_[q]) rows_[q].offset += shift;
+    moved_[r] = static_cast<float>(delta);
+    const uint64_t begin = l.offset(r);
+    for (size_t p = 0; p < rows.size(); ++p) {
+      const uint32_t number = row_[begin + p];
+      if (number != kAlone) shift_[number] += static_cast<float>(delta * static_cast<double>(rows[p].x));
     }
   }
   return d_sq;

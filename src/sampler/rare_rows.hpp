@@ -31,10 +31,12 @@ struct RareRowCounts {
   uint64_t coordinates(uint64_t max_rows) const;
   uint64_t pairs(uint64_t max_rows) const;
   // Bytes of the layout (shared: d, the coordinates) and of a chain's rows and results (with
-  // `links`, each row's pairs linked for the Gibbs sweep).
+  // `moves`, what the Gibbs sweep adds: a row number a pair, a float a numbered row, at most
+  // one a two pairs, and a float a coordinate).
   static uint64_t shared_bytes(uint64_t dim, uint64_t coords) { return 4 * dim + 8 * (coords + 1); }
-  static uint64_t chain_bytes(uint64_t coords, uint64_t pairs, bool links) {
-    return (sizeof(ConditionalRow) + (links ? sizeof(uint64_t) : 0)) * pairs + (4 + sizeof(ConditionalMoments)) * coords;
+  static uint64_t chain_bytes(uint64_t coords, uint64_t pairs, bool moves) {
+    return (sizeof(ConditionalRow) + (moves ? sizeof(uint32_t) + sizeof(float) / 2 : 0)) * pairs +
+           (4 + sizeof(ConditionalMoments) + (moves ? sizeof(float) : 0)) * coords;
   }
 };
 Status count_rare_rows(const Store& train, uint64_t limit, RareRowCounts* out);
@@ -53,6 +55,9 @@ class RareRows {
   uint32_t coordinate(uint32_t r) const { return coords_[r]; }
   uint64_t offset(uint32_t r) const { return offsets_[r]; }
   uint64_t rows(uint32_t r) const { return offsets_[r + 1] - offsets_[r]; }
+  // Cache hints for a gather: j's place, the r-th one's offsets.
+  void prefetch_index(uint64_t j) const { __builtin_prefetch(index_.data() + j); }
+  void prefetch_offset(uint32_t r) const { __builtin_prefetch(offsets_.data() + r); }
 
  private:
   std::vector<uint32_t> index_;    // d: the coordinate's place among the rare ones, or kNone
@@ -63,41 +68,52 @@ class RareRows {
 // A chain's gathered rows and its conditionals at the last refresh that gathered them.
 class RareConditionals {
  public:
-  // links: each row's pairs linked, for compute()'s moves.
-  RareConditionals(std::shared_ptr<const RareRows> layout, bool links)
+  // moves: compute() may move the coordinates (a Gibbs sweep), so each pair keeps its row.
+  RareConditionals(std::shared_ptr<const RareRows> layout, bool moves)
       : layout_(std::move(layout)),
         rows_(layout_->pairs()),
-        next_(links ? layout_->pairs() : 0),
+        row_(moves ? layout_->pairs() : 0),
+        moved_(moves ? layout_->size() : 0),
         filled_(layout_->size()),
         moments_(layout_->size()) {}
 
   // Before a refresh's pieces: none gathered.
-  void begin() { std::fill(filled_.begin(), filled_.end(), 0u); }
+  void begin();
   // A piece of the refresh: its rows, their margins at x (the chain's state, current at every
-  // coordinate the rows have). Each row's pairs are linked in a ring (next_), so that a move of
-  // one rare coordinate reaches the offsets of the row's other rare coordinates.
+  // coordinate the rows have). With moves, a row with two or more rare coordinates gets a
+  // number, kept by its pairs, under which a sweep sums the moves its margin has seen.
   void add(const Batch& rows, std::span<const double> margins, StridedSpan<const double> x);
   // After the pass: every rare coordinate's conditional moments in turn (NaN for one whose
   // rows did not all come: a partial pass), each from its rows as they stand at its turn. With
-  // `noise` (and links), each then takes one Metropolis-Hastings step on its conditional (conditional_move)
-  // and its rows' other rare coordinates see the new value: a Gibbs sweep over the rare
-  // coordinates, exact, each one's moments those of a state of that sweep. Returns the change
-  // of |x|^2 (0 without moves).
+  // `noise` (and moves), each then takes one Metropolis-Hastings step on its conditional
+  // (conditional_move), which its rows' other rare coordinates see at their turns (the gathered
+  // offset plus the row's sum of moves): a Gibbs sweep over the rare coordinates, exact, each
+  // one's moments those of a state of that sweep. Returns the change of |x|^2 (0 without moves).
   double compute(const model::Model& model, double inv_prior_var, StridedSpan<double> x, Noise* noise);
   // The moves' proposals and acceptances at the last compute().
   uint64_t proposed() const { return proposed_; }
   uint64_t accepted() const { return accepted_; }
   // The r-th rare coordinate's moments at the last compute() (NaN where it has none).
   ConditionalMoments at(uint64_t r) const { return moments_[r]; }
-  // The r-th rare coordinate's rows as gathered (and as the last sweep's moves left them).
-  std::span<const ConditionalRow> rows(uint32_t r) const { return {rows_.data() + layout_->offset(r), filled_[r]}; }
+  // The r-th rare coordinate's rows as they stand now: as gathered, and after a sweep their
+  // offsets at the state it left.
+  std::vector<ConditionalRow> rows(uint32_t r) const;
 
  private:
+  static constexpr uint32_t kAlone = std::numeric_limits<uint32_t>::max();  // a row's only rare pair
+  // The r-th rare coordinate's rows with the moves of the sweep so far (copied into scratch
+  // if there were any).
+  std::span<const ConditionalRow> current(uint32_t r, std::vector<ConditionalRow>& scratch) const;
+
   std::shared_ptr<const RareRows> layout_;
-  std::vector<ConditionalRow> rows_;
-  std::vector<uint64_t> next_;    // the next pair of the same row (itself: the row's only one)
-  std::vector<uint32_t> filled_;  // each rare coordinate's rows gathered so far
+  std::vector<ConditionalRow> rows_;  // as gathered
+  std::vector<uint32_t> row_;         // each pair's row number (kAlone: no other rare pair in it)
+  std::vector<float> moved_;          // each rare coordinate's move at the last sweep
+  std::vector<float> shift_;          // each numbered row: the sum of x_ij times j's move, this sweep
+  std::vector<uint32_t> filled_;      // each rare coordinate's rows gathered so far
   std::vector<ConditionalMoments> moments_;
+  std::vector<uint64_t> pending_;     // add()'s scratch: a row's pairs
+  uint32_t numbered_ = 0;             // rows numbered at this refresh
   uint64_t proposed_ = 0, accepted_ = 0;
 };
 
