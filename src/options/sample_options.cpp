@@ -49,13 +49,14 @@ constexpr F kSampleOptions[] = {
      .member = &S::rao_blackwell,
      .help = "auto: posterior.npy takes a coordinate's mean and sd from its conditional given "
              "the others at the refreshes (ptu and tmu; every coordinate's under the linear model, "
-             "by quadrature for the coordinates in at most 64 rows under the logistic) where their "
+             "by quadrature under the logistic for the coordinates in fewer rows than a pass has "
+             "iterations, 64 to 1,024) where their "
              "Monte Carlo error is the smaller; off: from the kept draws alone (docs/samplers.md, "
              "\"Rao-Blackwellized moments\")"},
     {.key = "gibbs",
      .member = &S::gibbs,
      .help = "auto: at each refresh, each coordinate whose conditional --rao-blackwell computes by "
-             "quadrature (the logistic model's, in at most 64 rows) takes an exact Metropolis step on "
+             "quadrature (the logistic model's, in few rows) takes an exact Metropolis step on "
              "that conditional, in turn (a Gibbs sweep), and the refresh is taken again at the moved "
              "state (a pass, counted); off: they move by the dynamics alone (docs/samplers.md)"},
     {.key = "unseen",

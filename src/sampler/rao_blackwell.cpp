@@ -122,10 +122,10 @@ Status resolve_rao_blackwell_moments(const Store& train, const model::Model& mod
     return Status::ok();
   }
   RareRowCounts counts;
-  Status st = count_rare_rows(train, kRareRowsMax, &counts);
+  uint64_t rows = rare_rows_limit(train.meta().rows, r->batch);
+  Status st = count_rare_rows(train, rows, &counts);
   if (!st.is_ok()) return st;
   const uint64_t k = r->given.chains, cap = r->given.memory / kRareShare;
-  uint64_t rows = kRareRowsMax;
   auto bytes = [&](uint64_t n) {
     return RaoBlackwell::bytes(counts.coordinates(n), k) + RareRowCounts::shared_bytes(r->dim, counts.coordinates(n)) +
            k * RareRowCounts::chain_bytes(counts.coordinates(n), counts.pairs(n), r->gibbs_planned);

@@ -16,6 +16,8 @@
 // Internal to the sampler layer.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -144,10 +146,16 @@ class RaoBlackwell {
   std::shared_ptr<const RareRows> rare_;  // by quadrature: the coordinates with conditionals (null: Gaussian)
 };
 
-// Conditionals by quadrature: of the coordinates in at most kRareRowsMax rows, fewer (halving)
-// if the accumulators, the layout and the chains' rows would take more than 1/kRareShare of
-// --memory; none if even those in one row would.
-constexpr uint64_t kRareRowsMax = 64;
+// Conditionals by quadrature: of the coordinates in fewer rows than a pass has iterations
+// (ceil(N / batch): most minibatches lack such a coordinate, so the dynamics moves it only at
+// its visits), at least kRareRowsMin and at most kRareRowsMax rows; fewer (halving) if the
+// accumulators, the layout and the chains' rows would take more than 1/kRareShare of --memory;
+// none if even those in one row would.
+constexpr uint64_t kRareRowsMin = 64;
+constexpr uint64_t kRareRowsMax = 1024;
+inline uint64_t rare_rows_limit(uint64_t rows, uint64_t batch) {
+  return std::clamp((rows + batch - 1) / std::max<uint64_t>(batch, 1), kRareRowsMin, kRareRowsMax);
+}
 constexpr uint64_t kRareShare = 4;
 
 // Whether the run r keeps Rao-Blackwellized moments: asked for (--rao-blackwell auto),

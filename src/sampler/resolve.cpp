@@ -251,8 +251,9 @@ Status resolve_options(const Store& train, const Store* test, const SampleOption
                     std::isfinite(o.prior_var) && has_feature_stats(train);
   if (r.gibbs_planned) {  // and some coordinate to move (a store without one keeps its passes)
     RareRowCounts counts;
-    AGLD_RETURN_IF_ERROR(count_rare_rows(train, kRareRowsMax, &counts));
-    r.gibbs_planned = counts.coordinates(kRareRowsMax) > 0;
+    const uint64_t limit = rare_rows_limit(n_rows, r.batch);
+    AGLD_RETURN_IF_ERROR(count_rare_rows(train, limit, &counts));
+    r.gibbs_planned = counts.coordinates(limit) > 0;
   }
   r.refresh = o.refresh.value_or(per_pass);
   if (r.refresh == 0) return Status::invalid_argument("--refresh must be at least 1");
