@@ -60,39 +60,7 @@ void RareConditionals::begin() {
 
 void RareConditionals::add(const Batch& b, std::span<const double> margins, StridedSpan<const double> x) {
   const RareRows& l = *layout_;
-  // Each pair lands at a random place of rows_ through two random reads (its coordinate's
-  // place, then that one's offset and count) and reads its coordinate's value: the rows ahead
-  // are asked for in three stages, so that the misses of a row's pairs overlap with the work on
-  // the rows before it.
-  constexpr size_t kIndexAhead = 16, kOffsetAhead = 8, kPairAhead = 3;
-  const size_t n = b.size();
-  auto ask_index = [&](size_t i) {
-    for (uint32_t j : b.row_indices(i)) l.prefetch_index(j);
-  };
-  auto ask_offset = [&](size_t i) {
-    for (uint32_t j : b.row_indices(i)) {
-      const uint32_t r = l.index(j);
-      if (r == RareRows::kNone) continue;
-      l.prefetch_offset(r);
-      __builtin_prefetch(filled_.data() + r, 1);
-      __builtin_prefetch(&x[j]);
-    }
-  };
-  auto ask_pair = [&](size_t i) {
-    for (uint32_t j : b.row_indices(i)) {
-      const uint32_t r = l.index(j);
-      if (r == RareRows::kNone) continue;
-      const uint64_t pair = l.offset(r) + filled_[r];
-      if (pair < rows_.size()) __builtin_prefetch(rows_.data() + pair, 1);
-    }
-  };
-  for (size_t i = 0; i < std::min(n, kIndexAhead); ++i) ask_index(i);
-  for (size_t i = 0; i < std::min(n, kOffsetAhead); ++i) ask_offset(i);
-  for (size_t i = 0; i < std::min(n, kPairAhead); ++i) ask_pair(i);
-  for (size_t i = 0; i < n; ++i) {
-    if (i + kIndexAhead < n) ask_index(i + kIndexAhead);
-    if (i + kOffsetAhead < n) ask_offset(i + kOffsetAhead);
-    if (i + kPairAhead < n) ask_pair(i + kPairAhead);
+  for (size_t i = 0; i < b.size(); ++i) {
     const auto idx = b.row_indices(i);
     const auto val = b.row_values(i);
     pending_.clear();

@@ -55,9 +55,6 @@ class RareRows {
   uint32_t coordinate(uint32_t r) const { return coords_[r]; }
   uint64_t offset(uint32_t r) const { return offsets_[r]; }
   uint64_t rows(uint32_t r) const { return offsets_[r + 1] - offsets_[r]; }
-  // Cache hints for a gather: j's place, the r-th one's offsets.
-  void prefetch_index(uint64_t j) const { __builtin_prefetch(index_.data() + j); }
-  void prefetch_offset(uint32_t r) const { __builtin_prefetch(offsets_.data() + r); }
 
  private:
   std::vector<uint32_t> index_;    // d: the coordinate's place among the rare ones, or kNone
