@@ -94,13 +94,13 @@ std::span<const ConditionalRow> RareConditionals::current(uint32_t r, std::vecto
 }
 
 std::vector<ConditionalRow> RareConditionals::rows(uint32_t r) const {
+  std::vector<ConditionalRow> out;
+  const std::span<const ConditionalRow> now = current(r, out);
+  if (now.data() != out.data()) return {now.begin(), now.end()};  // no sweep since the gathering
+  // Its rows' sums hold its own move too, which its offsets leave out.
   const uint64_t begin = layout_->offset(r);
-  std::vector<ConditionalRow> out(rows_.data() + begin, rows_.data() + begin + filled_[r]);
-  if (shift_.empty()) return out;  // no sweep since the gathering
   for (size_t p = 0; p < out.size(); ++p) {
-    const uint32_t number = row_[begin + p];
-    // The row's sum holds this coordinate's own move too, which its offset leaves out.
-    if (number != kAlone) out[p].offset += shift_[number] - moved_[r] * out[p].x;
+    if (row_[begin + p] != kAlone) out[p].offset -= moved_[r] * out[p].x;
   }
   return out;
 }
