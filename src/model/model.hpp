@@ -26,14 +26,8 @@ class Model {
   virtual double d2loss(double y, double m) const = 0;
   // l(y, m) = -log p(y | m) up to a constant that does not depend on theta.
   virtual double loss(double y, double m) const = 0;
-  // l, l' and l'' at once (a model may share their work: the quadrature of a conditional,
-  // sampler/conditional_quadrature.hpp, calls it for every row of a coordinate).
-  virtual void loss_derivatives(double y, double m, double* l, double* l1, double* l2) const {
-    *l = loss(y, m);
-    *l1 = dloss(y, m);
-    *l2 = d2loss(y, m);
-  }
-  // l' and l'' at once (Newton to a conditional's mode).
+  // l' and l'' at once (a model may share their work: the quadrature of a conditional,
+  // sampler/conditional_quadrature.hpp, calls it for every row of a coordinate at each Newton step).
   virtual void loss_slopes(double y, double m, double* l1, double* l2) const {
     *l1 = dloss(y, m);
     *l2 = d2loss(y, m);

@@ -26,14 +26,7 @@ class Logistic final : public Model {
     return p * (1 - p);
   }
   double loss(double y, double m) const override { return softplus(-y * m); }
-  // With z = -y m and e = exp(-|z|): l = max(z, 0) + log1p(e), sigmoid(z) from e, one exp.
-  void loss_derivatives(double y, double m, double* l, double* l1, double* l2) const override {
-    const double z = -y * m, e = std::exp(-std::abs(z));
-    const double small = e / (1 + e);  // sigmoid(-|z|)
-    *l = std::max(z, 0.0) + std::log1p(e);
-    *l1 = -y * (z >= 0 ? 1 - small : small);
-    *l2 = small * (1 - small);
-  }
+  // With z = -y m and e = exp(-|z|): sigmoid(z) from e, one exp.
   void loss_slopes(double y, double m, double* l1, double* l2) const override {
     const double z = -y * m, e = std::exp(-std::abs(z));
     const double small = e / (1 + e);  // sigmoid(-|z|)
