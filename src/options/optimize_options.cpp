@@ -5,46 +5,46 @@
 namespace agld {
 namespace {
 
-using O = OptimizeOptions;
-using F = OptionField<OptimizeOptions>;
+using OO = OptimizeOptions;
+using OF = OptionField<OptimizeOptions>;
 
-constexpr F kOptimizeOptions[] = {
+constexpr OF kOptimizeOptions[] = {
     {.key = "model",
-     .member = &O::model,
+     .member = &OO::model,
      .help = "the GLM"},
     {.key = "precondition",
-     .member = &O::precondition,
+     .member = &OO::precondition,
      .help = "diag: the sampler's diagonal preconditioner (--step is then in its metric); none"},
     {.key = "step",
-     .member = &O::step,
+     .member = &OO::step,
      .help = "step size eta (default: the sampler's, from the store; see docs/samplers.md)"},
     {.key = "batch",
-     .member = &O::batch,
+     .member = &OO::batch,
      .help = "rows a minibatch (default min(100, max(1, N/100)): at least 100 steps an epoch)"},
     {.key = "access",
-     .member = &O::access,
+     .member = &OO::access,
      .help = "the minibatches' access order"},
     {.key = "epochs",
-     .member = &O::epochs,
+     .member = &OO::epochs,
      .help = "at most this many epochs (a full-gradient pass and a pass of minibatches each)"},
     {.key = "tol",
-     .member = &O::tol,
+     .member = &OO::tol,
      .help = "stop when the gradient's norm in M's metric is below this fraction of the start's"},
     {.key = "memory",
-     .member = &O::memory,
+     .member = &OO::memory,
      .help = "memory budget of the whole process",
      .kind = OptionKind::kSize},
     {.key = "seed",
-     .member = &O::seed,
+     .member = &OO::seed,
      .help = "seed of the preconditioner's sample and of random orders"},
     {.key = "noise_var",
-     .member = &O::noise_var,
+     .member = &OO::noise_var,
      .help = "linear model: the noise variance"},
     {.key = "prior_var",
-     .member = &O::prior_var,
+     .member = &OO::prior_var,
      .help = "prior variance of every coordinate"},
     {.key = "intercept",
-     .member = &O::intercept,
+     .member = &OO::intercept,
      .help = "append a constant feature (the last coordinate)",
      .kind = OptionKind::kFlag},
 };
