@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "agld/file.hpp"
+#include "agld/run_summary.hpp"
 #include "agld/store.hpp"
 
 namespace agld::cli {
@@ -130,6 +131,22 @@ std::string human_duration(double s) {
   if (t >= 3600) return fmt::format("{}h{:02}m", t / 3600, (t / 60) % 60);
   if (t >= 60) return fmt::format("{}m{:02}s", t / 60, t % 60);
   return fmt::format("{}s", t);
+}
+
+nlohmann::json by_rows_json(const std::vector<RowsClassSummary>& classes) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  nlohmann::json out = nlohmann::json::array();
+  for (const RowsClassSummary& c : classes) {
+    out.push_back({{"rows", {c.min_rows, c.max_rows}},
+                   {"intercept", c.intercept},
+                   {"coordinates", c.coordinates},
+                   {"with_rhat", c.with_rhat},
+                   {"rhat_above_1_01", c.rhat_above},
+                   {"rhat_above_1_1", c.rhat_above_1_1},
+                   {"max_rhat", num(c.max_rhat)},
+                   {"max_rhat_coordinate", c.max_rhat_name.empty() ? nlohmann::json() : nlohmann::json(c.max_rhat_name)}});
+  }
+  return out;
 }
 
 nlohmann::json store_identity(const Store& s) {

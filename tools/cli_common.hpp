@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "agld/status.hpp"
 
 namespace agld {
 struct RunSummary;
+struct RowsClassSummary;
 class Store;
 }
 
@@ -95,6 +97,9 @@ nlohmann::json preconditioner_json(const std::string& precondition, const Resolv
 
 // A store's identity for a run's config.json: path, size, shape, labels, sources.
 nlohmann::json store_identity(const Store& s);
+
+// config.json's diagnostics.by_rows, as `agld summary --json` gives it back.
+nlohmann::json by_rows_json(const std::vector<RowsClassSummary>& classes);
 
 // The text of `agld summary` (also printed at the end of `agld sample`).
 std::string summary_text(const RunSummary& s);

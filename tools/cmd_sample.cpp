@@ -179,6 +179,8 @@ nlohmann::json diagnostics_json(const SampleResult& res, const std::vector<Colum
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   uint64_t above = 0;
   const ColumnSummary* worst = worst_column(cols, &above);
+  std::vector<RowsClassSummary> by_rows;
+  for (const RowsClass& c : res.by_rows) by_rows.push_back(rows_class_summary(c, r.dim, r.given.intercept));
   return {{"coordinates", r.diagnosed_rule},
           {"covered", s.covered},
           {"rhat_finite", s.finite},
@@ -190,6 +192,7 @@ nlohmann::json diagnostics_json(const SampleResult& res, const std::vector<Colum
           {"tracked", {{"rank_normalized_max_rhat", worst ? num(worst->rhat) : nlohmann::json()},
                        {"max_rhat_column", worst ? nlohmann::json(worst->name) : nlohmann::json()},
                        {"rhat_above_1_01", above}}},
+          {"by_rows", by_rows_json(by_rows)},
           {"mixed", chains_mixed(s.finite, s.rhat_above, cols)}};
 }
 

@@ -48,6 +48,7 @@ nlohmann::json summary_json(const RunSummary& s) {
             {"min_ess", number(v.min_ess)},
             {"min_ess_coordinate", v.min_ess_name.empty() ? nlohmann::json() : nlohmann::json(v.min_ess_name)},
             {"ess_below_100_a_chain", v.ess_below}}},
+          {"by_rows", by_rows_json(s.by_rows)},
           {"rao_blackwell", s.rao_blackwell ? nlohmann::json{{"conditional_draws", s.rb_samples},
                                                               {"means", s.rb_means},
                                                               {"sds", s.rb_sds}}
@@ -113,6 +114,18 @@ std::string summary_text(const RunSummary& s) {
                    "largest R-hat {:.4g} ({}), {} above 1.01; smallest ESS {:.0f} ({}), {} below 100 a chain.\n",
                    v.covered, v.dim, v.sampled ? " (a seeded sample and the tracked ones: config.json's diagnostics)" : "",
                    v.max_rhat, v.max_rhat_name, v.rhat_above, v.min_ess, v.min_ess_name, v.ess_below);
+  }
+  if (v.covered > 0 && !s.by_rows.empty()) {
+    // Where the R-hats above 1.01 are, by the rows a feature is in (config.json's diagnostics.by_rows).
+    fmt::format_to(out, "By the training rows a feature is in:\n{:>19} {:>12} {:>12} {:>12} {:>12} {:>10}  {}\n", "rows",
+                   "coordinates", "with R-hat", "R-hat > 1.01", "R-hat > 1.1", "largest", "at");
+    for (const RowsClassSummary& c : s.by_rows) {
+      const std::string rows = c.intercept ? "intercept"
+                               : c.min_rows == c.max_rows ? fmt::format("{}", c.min_rows)
+                                                          : fmt::format("{}-{}", c.min_rows, c.max_rows);
+      fmt::format_to(out, "{:>19} {:>12} {:>12} {:>12} {:>12} {}{}\n", rows, c.coordinates, c.with_rhat, c.rhat_above,
+                     c.rhat_above_1_1, cell(c.max_rhat, 10), c.intercept ? "" : "  " + c.max_rhat_name);
+    }
   }
   if (s.rao_blackwell) {
     fmt::format_to(out,

@@ -40,6 +40,20 @@ struct VectorSummary {
   uint64_t ess_below = 0;     // ESS below 100 a chain (posterior's rule of thumb for bulk-ESS)
 };
 
+// A class of config.json's diagnostics.by_rows (SampleResult::by_rows): the coordinates whose
+// feature is in min_rows to max_rows training rows, or the intercept.
+struct RowsClassSummary {
+  uint64_t min_rows = 0, max_rows = 0;
+  bool intercept = false;
+  uint64_t coordinates = 0, with_rhat = 0, rhat_above = 0, rhat_above_1_1 = 0;
+  double max_rhat = 0;  // NaN when none is finite
+  std::string max_rhat_name;
+};
+
+// A run's class as config.json holds it, the coordinate named (d coordinates, the intercept last
+// if `intercept`).
+RowsClassSummary rows_class_summary(const RowsClass& c, uint64_t d, bool intercept);
+
 struct RunSummary {
   std::string dir;
   std::string method, model;
@@ -56,6 +70,7 @@ struct RunSummary {
   uint64_t prior_exact = 0;
   std::vector<ColumnSummary> columns;  // lp__ first, then the tracked coordinates
   VectorSummary vector;
+  std::vector<RowsClassSummary> by_rows;  // empty in runs before it, or on a store without statistics
   // With Rao-Blackwellized moments (config.json's result.rao_blackwell): the conditional draws,
   // and how many of posterior.npy's means and sds came from them.
   bool rao_blackwell = false;

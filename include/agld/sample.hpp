@@ -291,6 +291,21 @@ struct DiagnosticsSummary {
   uint64_t min_ess_at = 0;
 };
 
+// The coordinates whose feature is in [min_rows, max_rows] training rows (the store's per-feature
+// statistics), and how their R-hats stand: where a run that has not mixed has not (the rare
+// levels of a one-hot field, or the common ones). The intercept is a class of its own
+// (min_rows = max_rows = the rows).
+struct RowsClass {
+  uint64_t min_rows = 0, max_rows = 0;
+  bool intercept = false;
+  uint64_t coordinates = 0;   // features in that many rows
+  uint64_t with_rhat = 0;     // of them with a finite R-hat (covered, or a Rao-Blackwellized mean)
+  uint64_t rhat_above = 0;    // R-hat > kRhatLimit
+  uint64_t rhat_above_1_1 = 0;
+  double max_rhat = 0;        // NaN when none is finite
+  uint64_t max_rhat_at = 0;   // 0-based coordinate
+};
+
 struct SampleResult {
   ResolvedSample run;
   uint64_t draws = 0;          // kept states of each chain
@@ -300,6 +315,10 @@ struct SampleResult {
   // computed online (docs/samplers.md); NaN for a coordinate not covered or with too few states.
   std::vector<double> rhat, ess, mcse;
   DiagnosticsSummary diagnostics;
+  // The R-hats by the rows a coordinate's feature is in: 1, 2-10, 11-100, ... (a class a power
+  // of 10, those with some feature), then the intercept's; empty when the store records no
+  // per-feature statistics. Coordinates in no row are not in it (prior_exact).
+  std::vector<RowsClass> by_rows;
   // With Rao-Blackwellized moments (ResolvedSample::rao_blackwell): the conditional draws they
   // came from (every chain's refreshes after burn-in), and the coordinates whose mean (and
   // mcse) and whose sd posterior.npy takes from them rather than from the kept draws.

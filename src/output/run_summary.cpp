@@ -20,6 +20,13 @@ std::string coordinate_name(uint64_t j, uint64_t d, bool intercept) {
   return intercept && j + 1 == d ? "intercept" : fmt::format("theta.{}", j + 1);
 }
 
+RowsClassSummary rows_class_summary(const RowsClass& c, uint64_t d, bool intercept) {
+  RowsClassSummary s{c.min_rows, c.max_rows, c.intercept, c.coordinates, c.with_rhat, c.rhat_above,
+                     c.rhat_above_1_1, c.max_rhat, ""};
+  if (std::isfinite(c.max_rhat)) s.max_rhat_name = coordinate_name(c.max_rhat_at, d, intercept);
+  return s;
+}
+
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -54,6 +61,7 @@ struct RunConfig {
   std::vector<std::string> draws_files, track;
   bool rao_blackwell = false;
   uint64_t rb_samples = 0, rb_means = 0, rb_sds = 0;
+  std::vector<RowsClassSummary> by_rows;
 };
 
 Status read_config(const std::string& dir, std::string_view text, RunConfig* c) {
@@ -86,7 +94,27 @@ Status read_config(const std::string& dir, std::string_view text, RunConfig* c) 
       c->stages = json_at<uint64_t>(r, "stages");
       c->stop_reason = json_at<std::string>(r, "stop_reason");
     }
-    c->sampled = j.at("diagnostics").at("coordinates").get<std::string>() != "all";
+    const nlohmann::json& diagnostics = j.at("diagnostics");
+    c->sampled = diagnostics.at("coordinates").get<std::string>() != "all";
+    if (diagnostics.contains("by_rows")) {  // runs before it have none
+      for (const nlohmann::json& k : diagnostics.at("by_rows")) {
+        RowsClassSummary rc;
+        const auto rows = json_at<std::vector<uint64_t>>(k, "rows");
+        if (rows.size() != 2 || rows[0] > rows[1]) {
+          return Status::corruption(where + ": not the configuration of an agld run: diagnostics.by_rows: \"rows\" is not [min, max]");
+        }
+        rc.min_rows = rows[0];
+        rc.max_rows = rows[1];
+        rc.intercept = json_at<bool>(k, "intercept");
+        rc.coordinates = json_at<uint64_t>(k, "coordinates");
+        rc.with_rhat = json_at<uint64_t>(k, "with_rhat");
+        rc.rhat_above = json_at<uint64_t>(k, "rhat_above_1_01");
+        rc.rhat_above_1_1 = json_at<uint64_t>(k, "rhat_above_1_1");
+        rc.max_rhat = k.at("max_rhat").is_null() ? kNaN : json_at<double>(k, "max_rhat");
+        if (!k.at("max_rhat_coordinate").is_null()) rc.max_rhat_name = json_at<std::string>(k, "max_rhat_coordinate");
+        c->by_rows.push_back(std::move(rc));
+      }
+    }
     if (r.contains("rao_blackwell")) {  // a run that kept Rao-Blackwellized moments
       const nlohmann::json& rb = r.at("rao_blackwell");
       c->rao_blackwell = true;
@@ -279,6 +307,7 @@ Status summarize_run(const std::string& dir, FileSystem& fs, RunSummary* out) {
     s.columns.push_back(summarize_column(t == 0 ? "lp__" : c.track[t - 1], columns[t], c.chains));
   }
   s.vector = summarize_vector(diag, c);
+  s.by_rows = std::move(c.by_rows);
   s.mixed = chains_mixed(s.vector.covered, s.vector.rhat_above, s.columns);
   *out = std::move(s);
   return Status::ok();

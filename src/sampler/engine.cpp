@@ -11,6 +11,7 @@
 #include "agld/run_summary.hpp"
 #include "common/proc.hpp"
 #include "diagnostics/draws_diagnostics.hpp"
+#include "diagnostics/rhat_by_rows.hpp"
 #include "sampler/coordinate_file.hpp"
 #include "sampler/snapshot.hpp"
 
@@ -361,8 +362,7 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
     if (st.is_ok()) st = evaluate(k + 1, obs);
     if (!st.is_ok()) return st;
   }
-  finish(stopped, result);
-  return Status::ok();
+  return finish(stopped, result);
 }
 
 // Every coordinate's R-hat and ESS as diagnostics.npy would have them now (the conditional
@@ -428,7 +428,7 @@ Status Engine::end_stage(SampleObserver& obs, bool* go_on) {
   return obs.on_stage(staged(run_, stage_));
 }
 
-void Engine::finish(bool stopped, SampleResult* out) {
+Status Engine::finish(bool stopped, SampleResult* out) {
   SampleResult r;
   r.run = staged(run_, stage_);
   if (rb_ && stage_.index > 0) {
@@ -484,6 +484,8 @@ void Engine::finish(bool stopped, SampleResult* out) {
   s.max_rhat_at = all.max_rhat_id;
   s.min_ess = all.min_ess;
   s.min_ess_at = all.min_ess_id;
+  Status st = diagnostics::rhat_by_rows(train_, r.rhat, run_.given.intercept, &r.by_rows);
+  if (!st.is_ok()) return st;
   // The tracked draws, a column at a time, chain-major.
   r.tracked_draws.resize(run_.track.size() + 1);
   for (size_t t = 0; t < r.tracked_draws.size(); ++t) {
@@ -496,6 +498,7 @@ void Engine::finish(bool stopped, SampleResult* out) {
   r.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
   r.stopped_early = stopped;
   *out = std::move(r);
+  return Status::ok();
 }
 
 }  // namespace agld::sampler

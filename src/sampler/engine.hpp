@@ -133,7 +133,7 @@ class Engine {
   Status end_stage(SampleObserver& obs, bool* go_on);
   Status evaluate(uint64_t k, SampleObserver& obs);
   void progress(uint64_t k, SampleObserver& obs);
-  void finish(bool stopped, SampleResult* result);
+  Status finish(bool stopped, SampleResult* result);
   // Checkpoints: at iteration k, every chain current (docs/reliability.md); engine_state.cpp.
   Status maybe_checkpoint(uint64_t k, SampleObserver& obs);
   void save_state(StateWriter& out, uint64_t k) const;

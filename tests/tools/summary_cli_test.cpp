@@ -104,13 +104,27 @@ TEST_F(SummaryCli, JsonAgreesWithThePosteriorAndTheConfiguration) {
   EXPECT_NEAR(all["max_rhat"].get<double>(), cfg["diagnostics"]["max_rhat"].get<double>(), 1e-12);
   EXPECT_EQ(all["rhat_above_1_01"], cfg["diagnostics"]["rhat_above_1_01"]);
   EXPECT_EQ(s["mixed"], cfg["diagnostics"]["mixed"]);
+  // By the rows a feature is in: as the run wrote it, and adding up to the whole vector's.
+  EXPECT_EQ(s["by_rows"], cfg["diagnostics"]["by_rows"]);
+  uint64_t coordinates = 0, with_rhat = 0, above = 0;
+  for (const auto& c : s["by_rows"]) {
+    coordinates += c["coordinates"].get<uint64_t>();
+    with_rhat += c["with_rhat"].get<uint64_t>();
+    above += c["rhat_above_1_01"].get<uint64_t>();
+  }
+  EXPECT_EQ(coordinates, 14 - s["prior_exact"].get<uint64_t>());
+  EXPECT_EQ(with_rhat, all["with_rhat"].get<uint64_t>());
+  EXPECT_EQ(above, all["rhat_above_1_01"].get<uint64_t>());
+  ASSERT_GE(s["by_rows"].size(), 2u);
+  EXPECT_TRUE(s["by_rows"].back()["intercept"].get<bool>());
+  EXPECT_EQ(s["by_rows"].back()["rows"], nlohmann::json::array({270, 270}));
 }
 
 TEST_F(SummaryCli, SamplePrintsTheSameTable) {
   auto r = run_agld("summary " + shell_arg(run_));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* h : {"Mean", "MCSE", "StdDev", "5%", "50%", "95%", "ESS_bulk", "ESS_tail", "R_hat", "lp__",
-                        "theta.3", "intercept", "Every coordinate"}) {
+                        "theta.3", "intercept", "Every coordinate", "By the training rows a feature is in"}) {
     EXPECT_NE(r.out.find(h), std::string::npos) << h << "\n" << r.out;
   }
   EXPECT_NE(sample_out_->find(r.out), std::string::npos) << "sample printed:\n" << *sample_out_ << "\nsummary:\n" << r.out;

@@ -1,0 +1,67 @@
+// R-hats by the rows a feature is in (diagnostics/rhat_by_rows.hpp).
+#include "diagnostics/rhat_by_rows.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "agld/feature_stats.hpp"
+
+namespace agld::diagnostics {
+
+uint32_t rows_class(uint64_t n) {
+  uint32_t k = 0;
+  for (uint64_t top = 1; n > top; top *= 10) ++k;
+  return k;
+}
+
+namespace {
+void add(RowsClass& c, double rhat, uint64_t j) {
+  ++c.coordinates;
+  if (!std::isfinite(rhat)) return;
+  ++c.with_rhat;
+  if (rhat > kRhatLimit) ++c.rhat_above;
+  if (rhat > 1.1) ++c.rhat_above_1_1;
+  if (!(rhat <= c.max_rhat)) c.max_rhat = rhat, c.max_rhat_at = j;
+}
+}  // namespace
+
+Status rhat_by_rows(const Store& train, std::span<const double> rhat, bool intercept, std::vector<RowsClass>* out) {
+  out->clear();
+  if (!has_feature_stats(train) || rhat.empty()) return Status::ok();
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const uint64_t features = std::min<uint64_t>(train.meta().features, rhat.size() - (intercept ? 1 : 0));
+  std::vector<RowsClass> classes;
+  Status st = scan_feature_stats(train, [&](const FeatureStatsBlock& b) {
+    for (size_t i = 0; i < b.count.size(); ++i) {
+      const uint64_t j = b.first + i, n = b.count[i];
+      if (j >= features || n == 0) continue;
+      const uint32_t k = rows_class(n);
+      while (classes.size() <= k) {
+        RowsClass c;
+        const uint32_t at = static_cast<uint32_t>(classes.size());
+        c.max_rows = 1;
+        for (uint32_t p = 0; p < at; ++p) c.max_rows *= 10;
+        c.min_rows = at == 0 ? 1 : c.max_rows / 10 + 1;
+        c.max_rhat = kNaN;
+        classes.push_back(c);
+      }
+      add(classes[k], rhat[j], j);
+    }
+    return Status::ok();
+  });
+  if (!st.is_ok()) return st;
+  for (const RowsClass& c : classes) {
+    if (c.coordinates > 0) out->push_back(c);
+  }
+  if (intercept) {
+    RowsClass c;
+    c.intercept = true;
+    c.min_rows = c.max_rows = train.meta().rows;
+    c.max_rhat = kNaN;
+    add(c, rhat.back(), rhat.size() - 1);
+    out->push_back(c);
+  }
+  return Status::ok();
+}
+
+}  // namespace agld::diagnostics
