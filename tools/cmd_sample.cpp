@@ -405,6 +405,14 @@ int run_sample(SampleArgs& a) {
                                       {"means", result.rb_means},
                                       {"sds", result.rb_sds}};
   }
+  if (result.run.gibbs) {
+    cfg["result"]["gibbs"] = {
+        {"proposed", result.sweep_proposed},
+        {"accepted", result.sweep_accepted},
+        {"acceptance", result.sweep_proposed ? nlohmann::json(static_cast<double>(result.sweep_accepted) /
+                                                              static_cast<double>(result.sweep_proposed))
+                                             : nlohmann::json()}};
+  }
   const std::vector<ColumnSummary> tracked = tracked_columns(result);
   cfg["diagnostics"] = diagnostics_json(result, tracked);
   st = writer->finish(result, cfg.dump(2) + "\n");

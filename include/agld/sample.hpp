@@ -323,6 +323,9 @@ struct SampleResult {
   // came from (every chain's refreshes after burn-in), and the coordinates whose mean (and
   // mcse) and whose sd posterior.npy takes from them rather than from the kept draws.
   uint64_t rb_samples = 0, rb_means = 0, rb_sds = 0;
+  // With the rare coordinates' Gibbs sweep (ResolvedSample::gibbs): its Metropolis steps over
+  // the run, every chain's, and how many were accepted.
+  uint64_t sweep_proposed = 0, sweep_accepted = 0;
   // Coordinates in no training row (with the store's per-feature statistics and a finite
   // prior): the likelihood does not involve them, so their posterior is the prior exactly;
   // posterior.npy holds its mean 0 and sd sqrt(prior_var) (MCSE 0), diagnostics.npy no R-hat or

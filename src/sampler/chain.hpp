@@ -128,6 +128,9 @@ class Chain {
   }
   // The r-th rare coordinate's (RareRows::coordinate(r)).
   ConditionalMoments conditional(uint64_t r) const { return rare_->at(r); }
+  // The last sweep's Metropolis steps: proposed and accepted.
+  uint64_t sweep_proposed() const { return rare_ ? rare_->proposed() : 0; }
+  uint64_t sweep_accepted() const { return rare_ ? rare_->accepted() : 0; }
   // theta's component along the directions no row sees drawn anew from the chain's noise
   // (set to its mean, 0, at temperature 0). Every coordinate must be current.
   void redraw_unseen(const UnseenMove& move) { move.apply(state_.x(), noise_); }

@@ -338,6 +338,10 @@ Status Engine::run(SampleObserver& obs, SampleResult* result, StateReader* resum
       if (quadrature) {
         // A chain's quadratures are worth a thread of their own, whatever d.
         (void)for_chains([&](Chain& c) { c.compute_conditionals(moves_); return Status::ok(); }, true);
+        for (const auto& c : chains_) {
+          sweep_proposed_ += c->sweep_proposed();
+          sweep_accepted_ += c->sweep_accepted();
+        }
         // The snapshot again at the moved state: left at the sweep's start, its variance-reduced
         // estimates carried the rare coordinates' jumps through every row that has one (the
         // frequent coordinates' sds came out up to 34 % wide on dummy-coded logistic data).
@@ -455,6 +459,8 @@ Status Engine::finish(bool stopped, SampleResult* out) {
   pass_.reset();
   test_stream_.reset();
   r.draws = draws_;
+  r.sweep_proposed = sweep_proposed_;
+  r.sweep_accepted = sweep_accepted_;
   moments_.finish(&r.mean, &r.sd);
   r.rhat.resize(run_.dim);
   r.ess.resize(run_.dim);

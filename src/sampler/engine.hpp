@@ -194,6 +194,7 @@ class Engine {
 
   // Accounting.
   uint64_t rows_read_ = 0, grad_evals_ = 0;
+  uint64_t sweep_proposed_ = 0, sweep_accepted_ = 0;  // the Gibbs sweeps' steps, every chain's
   Clock::time_point start_, last_progress_;
   double eval_seconds_ = 0;
   std::optional<EvalRecord> last_eval_;

@@ -63,6 +63,8 @@ void Engine::save_state(StateWriter& out, uint64_t k) const {
   out.u64("the kept draws' count", draws_);
   out.u64("the rows read", rows_read_);
   out.u64("the gradient evaluations", grad_evals_);
+  out.u64("the sweeps' proposals", sweep_proposed_);
+  out.u64("the sweeps' acceptances", sweep_accepted_);
   out.f64("the seconds elapsed", std::chrono::duration<double>(Clock::now() - start_).count());
   out.f64("the evaluations' seconds", eval_seconds_);
   out.u64("the bytes read", bytes_read());
@@ -96,6 +98,8 @@ Status Engine::load_state(StateReader& in, uint64_t* k) {
   AGLD_RETURN_IF_ERROR(in.u64("the kept draws' count", &draws_));
   AGLD_RETURN_IF_ERROR(in.u64("the rows read", &rows_read_));
   AGLD_RETURN_IF_ERROR(in.u64("the gradient evaluations", &grad_evals_));
+  AGLD_RETURN_IF_ERROR(in.u64("the sweeps' proposals", &sweep_proposed_));
+  AGLD_RETURN_IF_ERROR(in.u64("the sweeps' acceptances", &sweep_accepted_));
   AGLD_RETURN_IF_ERROR(in.f64("the seconds elapsed", &elapsed));
   AGLD_RETURN_IF_ERROR(in.f64("the evaluations' seconds", &eval_seconds_));
   AGLD_RETURN_IF_ERROR(in.u64("the bytes read", &bytes_before_));

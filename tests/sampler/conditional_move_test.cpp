@@ -182,6 +182,17 @@ TEST(ConditionalMove, TheDrawsOfRareLevelsAreTheExactPosteriors) {
     Status st = sample(*store, nullptr, o, keep, &r);
     ASSERT_TRUE(st.is_ok()) << st.message();
     ASSERT_EQ(r.run.gibbs, gibbs) << r.run.gibbs_rule;
+    // Every sweep proposes a step for each chain's rare coordinates; nearly all are taken (the
+    // proposal is the conditional's Gaussian at its moments).
+    const uint64_t per_sweep = r.run.rao_blackwell_rare_coordinates * o.chains;
+    if (gibbs) {
+      EXPECT_GT(r.sweep_proposed, 0u);
+      EXPECT_EQ(r.sweep_proposed % per_sweep, 0u) << r.sweep_proposed << " proposals, " << per_sweep << " a sweep";
+      EXPECT_GT(static_cast<double>(r.sweep_accepted), 0.5 * static_cast<double>(r.sweep_proposed));
+    } else {
+      EXPECT_EQ(r.sweep_proposed, 0u);
+    }
+    EXPECT_LE(r.sweep_accepted, r.sweep_proposed);
     std::vector<uint64_t> counts(200, 0);
     ASSERT_TRUE(scan_feature_stats(*store, [&](const FeatureStatsBlock& b) {
                   for (size_t i = 0; i < b.count.size(); ++i) counts[b.first + i] = b.count[i];
@@ -201,7 +212,8 @@ TEST(ConditionalMove, TheDrawsOfRareLevelsAreTheExactPosteriors) {
     }
     std::cout << "seed " << seed << ", --gibbs " << o.gibbs << ": " << r.run.iterations << " iterations, "
               << keep.draws.size() << " draws; " << within[gibbs ? 0 : 1] << " of " << rare
-              << " rare levels' draws within target (" << r.run.gibbs_rule << ")" << std::endl;
+              << " rare levels' draws within target; sweeps' steps " << r.sweep_accepted << " of " << r.sweep_proposed
+              << " accepted (" << r.run.gibbs_rule << ")" << std::endl;
   }
   EXPECT_GE(within[0], rare * 95 / 100);
   EXPECT_GT(within[0], within[1]);
