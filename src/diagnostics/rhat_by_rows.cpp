@@ -2,6 +2,7 @@
 #include "diagnostics/rhat_by_rows.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "agld/feature_stats.hpp"
@@ -9,8 +10,9 @@
 namespace agld::diagnostics {
 
 uint32_t rows_class(uint64_t n) {
+  // The last class takes every count above 10^18 (10^19 is the last power of 10 below 2^64).
   uint32_t k = 0;
-  for (uint64_t top = 1; n > top; top *= 10) ++k;
+  for (uint64_t top = 1; n > top && k < kLastRowsClass; top *= 10) ++k;
   return k;
 }
 
@@ -39,9 +41,10 @@ Status rhat_by_rows(const Store& train, std::span<const double> rhat, bool inter
       while (classes.size() <= k) {
         RowsClass c;
         const uint32_t at = static_cast<uint32_t>(classes.size());
-        c.max_rows = 1;
-        for (uint32_t p = 0; p < at; ++p) c.max_rows *= 10;
-        c.min_rows = at == 0 ? 1 : c.max_rows / 10 + 1;
+        uint64_t top = 1;
+        for (uint32_t p = 0; p < at; ++p) top *= 10;
+        c.min_rows = at == 0 ? 1 : top / 10 + 1;
+        c.max_rows = at == kLastRowsClass ? UINT64_MAX : top;
         c.max_rhat = kNaN;
         classes.push_back(c);
       }

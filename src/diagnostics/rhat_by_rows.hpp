@@ -14,7 +14,9 @@
 
 namespace agld::diagnostics {
 
-// The class of a feature in n >= 1 rows: 0 for 1 row, k for 10^(k-1) < n <= 10^k.
+// The class of a feature in n >= 1 rows: 0 for 1 row, k for 10^(k-1) < n <= 10^k, and
+// kLastRowsClass for every n above 10^18.
+inline constexpr uint32_t kLastRowsClass = 19;
 uint32_t rows_class(uint64_t n);
 
 // The classes over rhat (d values, the intercept last if `intercept`; NaN where there is

@@ -26,6 +26,11 @@ TEST(RhatByRows, ClassesArePowersOfTen) {
   EXPECT_EQ(rows_class(101), 3u);
   EXPECT_EQ(rows_class(1000000), 6u);
   EXPECT_EQ(rows_class(1000001), 7u);
+  // No power of 10 past 10^19 fits: every larger count is the last class (a crafted store's
+  // counts must not loop).
+  EXPECT_EQ(rows_class(uint64_t{1000000000000000000}), 18u);
+  EXPECT_EQ(rows_class(uint64_t{1000000000000000001}), kLastRowsClass);
+  EXPECT_EQ(rows_class(UINT64_MAX), kLastRowsClass);
 }
 
 // Feature j (of 40) is in the first 1 + 4 j rows (1 to 157); feature 40 is in no row.
