@@ -163,17 +163,11 @@ TEST(ConditionalMove, TheDrawsOfRareLevelsAreTheExactPosteriors) {
   const uint64_t seed = test_seed(2);
   const StanReference ref = read_reference("dummy_logistic.ref.csv");
   TempDir dir;
-  auto store = convert_to_store(std::string(AGLD_SOURCE_DIR) + "/datasets/dummy_logistic.svm", dir.file("dummy.agld"));
+  auto store = dummy_logistic_store(dir.file("dummy.agld"));
   ASSERT_TRUE(store);
   uint64_t within[2] = {0, 0}, rare = 0;
   for (const bool gibbs : {true, false}) {
-    SampleOptions o;
-    o.model = "logistic";
-    o.intercept = true;
-    o.seed = seed;
-    o.evaluations = 0;
-    o.memory = uint64_t{1} << 30;
-    o.until_mixed = "off";
+    SampleOptions o = dummy_logistic_options(seed);
     o.gibbs = gibbs ? "auto" : "off";
     o.track_default = false;
     for (uint64_t j = 0; j < 200; ++j) o.track.push_back(j);

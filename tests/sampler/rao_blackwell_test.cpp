@@ -297,15 +297,9 @@ TEST(RaoBlackwell, LogisticDefaultsMatchTheExactPosteriorOfRareLevels) {
   const StanReference ref = read_reference("dummy_logistic.ref.csv");
   ASSERT_EQ(ref.mean.size(), 201u);
   TempDir dir;
-  auto store = convert_to_store(std::string(AGLD_SOURCE_DIR) + "/datasets/dummy_logistic.svm", dir.file("dummy.agld"));
+  auto store = dummy_logistic_store(dir.file("dummy.agld"));
   ASSERT_TRUE(store);
-  SampleOptions o;
-  o.model = "logistic";
-  o.intercept = true;
-  o.seed = seed;
-  o.evaluations = 0;
-  o.memory = uint64_t{1} << 30;
-  o.until_mixed = "off";  // one stage of the default length (the stages: stages_test.cpp)
+  const SampleOptions o = dummy_logistic_options(seed);
   KeepDraws keep;
   SampleResult r;
   Status st = sample(*store, nullptr, o, keep, &r);

@@ -112,6 +112,21 @@ std::unique_ptr<Store> convert_to_store(const std::string& svm, const std::strin
   return store;
 }
 
+std::unique_ptr<Store> dummy_logistic_store(const std::string& path) {
+  return convert_to_store(std::string(AGLD_SOURCE_DIR) + "/datasets/dummy_logistic.svm", path);
+}
+
+SampleOptions dummy_logistic_options(uint64_t seed) {
+  SampleOptions o;
+  o.model = "logistic";
+  o.intercept = true;
+  o.seed = seed;
+  o.evaluations = 0;
+  o.memory = uint64_t{1} << 30;
+  o.until_mixed = "off";  // one stage of the default length (the stages: stages_test.cpp)
+  return o;
+}
+
 StanReference read_heart_scale_reference() { return read_reference("heart_scale.ref.csv"); }
 
 StanReference read_reference(const std::string& name) {

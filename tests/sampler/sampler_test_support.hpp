@@ -58,6 +58,13 @@ StanReference read_reference(const std::string& name);
 // The LIBSVM file svm converted (every default) to a store at path, opened (null on failure,
 // with a test failure saying why).
 std::unique_ptr<Store> convert_to_store(const std::string& svm, const std::string& path);
+// datasets/dummy_logistic.svm (3,000 dummy-coded rows, 200 features, 165 of them in at most 64
+// rows) converted to a store at path; its exact posterior with an intercept is
+// read_reference("dummy_logistic.ref.csv").
+std::unique_ptr<Store> dummy_logistic_store(const std::string& path);
+// The options that posterior is for (logistic, an intercept, the prior N(0, I)), seeded, with
+// no evaluations, 1 GiB and one stage of the default length.
+SampleOptions dummy_logistic_options(uint64_t seed);
 
 // A method of the registries' cross product: snapshot strategy x access order x dynamics.
 struct MethodParts {
