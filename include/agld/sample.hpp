@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -302,7 +303,7 @@ struct RowsClass {
   uint64_t with_rhat = 0;     // of them with a finite R-hat (covered, or a Rao-Blackwellized mean)
   uint64_t rhat_above = 0;    // R-hat > kRhatLimit
   uint64_t rhat_above_1_1 = 0;
-  double max_rhat = 0;        // NaN when none is finite
+  double max_rhat = std::numeric_limits<double>::quiet_NaN();  // NaN while none is finite
   uint64_t max_rhat_at = 0;   // 0-based coordinate
 };
 

@@ -1,9 +1,9 @@
 // R-hats by the rows a feature is in (diagnostics/rhat_by_rows.hpp).
 #include "diagnostics/rhat_by_rows.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 #include "agld/feature_stats.hpp"
 
@@ -30,25 +30,17 @@ void add(RowsClass& c, double rhat, uint64_t j) {
 Status rhat_by_rows(const Store& train, std::span<const double> rhat, bool intercept, std::vector<RowsClass>* out) {
   out->clear();
   if (!has_feature_stats(train) || rhat.empty()) return Status::ok();
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
   const uint64_t features = std::min<uint64_t>(train.meta().features, rhat.size() - (intercept ? 1 : 0));
-  std::vector<RowsClass> classes;
+  std::vector<RowsClass> classes(kLastRowsClass + 1);
+  uint64_t top = 1;  // 10^k
+  for (uint32_t k = 0; k <= kLastRowsClass; ++k, top *= 10) {
+    classes[k].min_rows = k == 0 ? 1 : top / 10 + 1;
+    classes[k].max_rows = k == kLastRowsClass ? UINT64_MAX : top;
+  }
   Status st = scan_feature_stats(train, [&](const FeatureStatsBlock& b) {
     for (size_t i = 0; i < b.count.size(); ++i) {
       const uint64_t j = b.first + i, n = b.count[i];
-      if (j >= features || n == 0) continue;
-      const uint32_t k = rows_class(n);
-      while (classes.size() <= k) {
-        RowsClass c;
-        const uint32_t at = static_cast<uint32_t>(classes.size());
-        uint64_t top = 1;
-        for (uint32_t p = 0; p < at; ++p) top *= 10;
-        c.min_rows = at == 0 ? 1 : top / 10 + 1;
-        c.max_rows = at == kLastRowsClass ? UINT64_MAX : top;
-        c.max_rhat = kNaN;
-        classes.push_back(c);
-      }
-      add(classes[k], rhat[j], j);
+      if (j < features && n > 0) add(classes[rows_class(n)], rhat[j], j);
     }
     return Status::ok();
   });
@@ -60,7 +52,6 @@ Status rhat_by_rows(const Store& train, std::span<const double> rhat, bool inter
     RowsClass c;
     c.intercept = true;
     c.min_rows = c.max_rows = train.meta().rows;
-    c.max_rhat = kNaN;
     add(c, rhat.back(), rhat.size() - 1);
     out->push_back(c);
   }

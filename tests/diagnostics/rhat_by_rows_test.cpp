@@ -77,7 +77,7 @@ TEST(RhatByRows, CountsEachClassAndTheIntercept) {
     ++c.with_rhat;
     c.rhat_above += rhat[j] > 1.01;
     c.rhat_above_1_1 += rhat[j] > 1.1;
-    if (rhat[j] > c.max_rhat) c.max_rhat = rhat[j], c.max_rhat_at = j;
+    if (!(rhat[j] <= c.max_rhat)) c.max_rhat = rhat[j], c.max_rhat_at = j;
   }
   ASSERT_EQ(got.size(), want.size() + 1);
   size_t i = 0;
