@@ -133,8 +133,9 @@ std::string human_duration(double s) {
   return fmt::format("{}s", t);
 }
 
+nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
+
 nlohmann::json by_rows_json(const std::vector<RowsClassSummary>& classes) {
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json out = nlohmann::json::array();
   for (const RowsClassSummary& c : classes) {
     out.push_back({{"rows", {c.min_rows, c.max_rows}},
@@ -143,7 +144,7 @@ nlohmann::json by_rows_json(const std::vector<RowsClassSummary>& classes) {
                    {"with_rhat", c.with_rhat},
                    {"rhat_above_1_01", c.rhat_above},
                    {"rhat_above_1_1", c.rhat_above_1_1},
-                   {"max_rhat", num(c.max_rhat)},
+                   {"max_rhat", json_number(c.max_rhat)},
                    {"max_rhat_coordinate", c.max_rhat_name.empty() ? nlohmann::json() : nlohmann::json(c.max_rhat_name)}});
   }
   return out;

@@ -98,6 +98,9 @@ nlohmann::json preconditioner_json(const std::string& precondition, const Resolv
 // A store's identity for a run's config.json: path, size, shape, labels, sources.
 nlohmann::json store_identity(const Store& s);
 
+// v, or null where it is not finite (JSON has no NaN or infinity).
+nlohmann::json json_number(double v);
+
 // config.json's diagnostics.by_rows, as `agld summary --json` gives it back.
 nlohmann::json by_rows_json(const std::vector<RowsClassSummary>& classes);
 

@@ -26,8 +26,6 @@ struct OptimizeArgs {
   bool quiet = false;
 };
 
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
-
 nlohmann::json config_json(const OptimizeResult& res, const Store& train, const Store* test) {
   const ResolvedOptimize& r = res.run;
   const OptimizeOptions& o = r.given;
@@ -35,9 +33,9 @@ nlohmann::json config_json(const OptimizeResult& res, const Store& train, const 
   for (const OptimizeEpoch& e : res.epochs) {
     trace.push_back({{"epoch", e.epoch},
                      {"passes", e.passes},
-                     {"objective", num(e.objective)},
-                     {"grad_norm", num(e.grad_norm)},
-                     {"rel_grad_norm", num(e.rel_grad_norm)},
+                     {"objective", json_number(e.objective)},
+                     {"grad_norm", json_number(e.grad_norm)},
+                     {"rel_grad_norm", json_number(e.rel_grad_norm)},
                      {"seconds", e.seconds},
                      {"bytes_read", e.bytes_read}});
   }
@@ -80,14 +78,14 @@ nlohmann::json config_json(const OptimizeResult& res, const Store& train, const 
                       {"rows_read", res.rows_read},
                       {"grad_evals", res.grad_evals},
                       {"bytes_read", last.bytes_read},
-                      {"objective", num(last.objective)},
-                      {"grad_norm", num(last.grad_norm)},
-                      {"grad_norm_start", num(res.epochs.front().grad_norm)},
-                      {"rel_grad_norm", num(last.rel_grad_norm)},
+                      {"objective", json_number(last.objective)},
+                      {"grad_norm", json_number(last.grad_norm)},
+                      {"grad_norm_start", json_number(res.epochs.front().grad_norm)},
+                      {"rel_grad_norm", json_number(last.rel_grad_norm)},
                       {"seconds", res.seconds},
-                      {"test", test ? nlohmann::json{{"loglik", num(res.test_loglik)},
-                                                     {"accuracy", num(res.test_accuracy)},
-                                                     {"mse", num(res.test_mse)},
+                      {"test", test ? nlohmann::json{{"loglik", json_number(res.test_loglik)},
+                                                     {"accuracy", json_number(res.test_accuracy)},
+                                                     {"mse", json_number(res.test_mse)},
                                                      {"at", "the mode (plug-in)"}}
                                     : nlohmann::json()}}},
           {"trace", trace}};

@@ -176,7 +176,6 @@ const ColumnSummary* worst_column(const std::vector<ColumnSummary>& cols, uint64
 nlohmann::json diagnostics_json(const SampleResult& res, const std::vector<ColumnSummary>& cols) {
   const ResolvedSample& r = res.run;
   const DiagnosticsSummary& s = res.diagnostics;
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   uint64_t above = 0;
   const ColumnSummary* worst = worst_column(cols, &above);
   std::vector<RowsClassSummary> by_rows;
@@ -184,12 +183,12 @@ nlohmann::json diagnostics_json(const SampleResult& res, const std::vector<Colum
   return {{"coordinates", r.diagnosed_rule},
           {"covered", s.covered},
           {"rhat_finite", s.finite},
-          {"max_rhat", num(s.max_rhat)},
+          {"max_rhat", json_number(s.max_rhat)},
           {"max_rhat_coordinate", std::isfinite(s.max_rhat) ? nlohmann::json(name_of(r, s.max_rhat_at)) : nlohmann::json()},
           {"rhat_above_1_01", s.rhat_above},
-          {"min_ess", num(s.min_ess)},
+          {"min_ess", json_number(s.min_ess)},
           {"min_ess_coordinate", std::isfinite(s.min_ess) ? nlohmann::json(name_of(r, s.min_ess_at)) : nlohmann::json()},
-          {"tracked", {{"rank_normalized_max_rhat", worst ? num(worst->rhat) : nlohmann::json()},
+          {"tracked", {{"rank_normalized_max_rhat", worst ? json_number(worst->rhat) : nlohmann::json()},
                        {"max_rhat_column", worst ? nlohmann::json(worst->name) : nlohmann::json()},
                        {"rhat_above_1_01", above}}},
           {"by_rows", by_rows_json(by_rows)},
@@ -409,9 +408,8 @@ int run_sample(SampleArgs& a) {
     cfg["result"]["gibbs"] = {
         {"proposed", result.sweep_proposed},
         {"accepted", result.sweep_accepted},
-        {"acceptance", result.sweep_proposed ? nlohmann::json(static_cast<double>(result.sweep_accepted) /
-                                                              static_cast<double>(result.sweep_proposed))
-                                             : nlohmann::json()}};
+        {"acceptance",  // null (0 / 0) where no sweep ran
+         json_number(static_cast<double>(result.sweep_accepted) / static_cast<double>(result.sweep_proposed))}};
   }
   const std::vector<ColumnSummary> tracked = tracked_columns(result);
   cfg["diagnostics"] = diagnostics_json(result, tracked);

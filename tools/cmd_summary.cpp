@@ -14,14 +14,12 @@ namespace agld::cli {
 
 namespace {
 
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); }
-
 nlohmann::json summary_json(const RunSummary& s) {
   nlohmann::json columns = nlohmann::json::array();
   for (const ColumnSummary& c : s.columns) {
-    columns.push_back({{"name", c.name}, {"mean", number(c.mean)}, {"mcse", number(c.mcse)}, {"sd", number(c.sd)},
-                       {"q5", number(c.q5)}, {"q50", number(c.q50)}, {"q95", number(c.q95)},
-                       {"ess_bulk", number(c.ess_bulk)}, {"ess_tail", number(c.ess_tail)}, {"rhat", number(c.rhat)}});
+    columns.push_back({{"name", c.name}, {"mean", json_number(c.mean)}, {"mcse", json_number(c.mcse)}, {"sd", json_number(c.sd)},
+                       {"q5", json_number(c.q5)}, {"q50", json_number(c.q50)}, {"q95", json_number(c.q95)},
+                       {"ess_bulk", json_number(c.ess_bulk)}, {"ess_tail", json_number(c.ess_tail)}, {"rhat", json_number(c.rhat)}});
   }
   const VectorSummary& v = s.vector;
   return {{"dir", s.dir},
@@ -42,10 +40,10 @@ nlohmann::json summary_json(const RunSummary& s) {
            {{"coordinates", v.dim},
             {"sampled", v.sampled},
             {"with_rhat", v.covered},
-            {"max_rhat", number(v.max_rhat)},
+            {"max_rhat", json_number(v.max_rhat)},
             {"max_rhat_coordinate", v.max_rhat_name.empty() ? nlohmann::json() : nlohmann::json(v.max_rhat_name)},
             {"rhat_above_1_01", v.rhat_above},
-            {"min_ess", number(v.min_ess)},
+            {"min_ess", json_number(v.min_ess)},
             {"min_ess_coordinate", v.min_ess_name.empty() ? nlohmann::json() : nlohmann::json(v.min_ess_name)},
             {"ess_below_100_a_chain", v.ess_below}}},
           {"by_rows", by_rows_json(s.by_rows)},
